@@ -1,0 +1,77 @@
+#include "backend_registry.hpp"
+
+#include <fmt/format.h>
+
+#include "ccbench/build_config.hpp"
+#include "ccbench/errors.hpp"
+#include "ccbench/mpi/mpi_backend.hpp"
+#if CCBENCH_HAVE_NCCL
+#include "ccbench/nccl/nccl_backend.hpp"
+#endif
+
+namespace ccbench {
+namespace {
+
+constexpr bool kNcclBuilt = CCBENCH_HAVE_NCCL == 1;
+
+int visible_gpus() {
+#if CCBENCH_HAVE_NCCL
+  return visible_cuda_devices();
+#else
+  return 0;
+#endif
+}
+
+std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, double timeout_s) {
+#if CCBENCH_HAVE_NCCL
+  return make_nccl_backend(group, placement.local_rank, placement.local_size, timeout_s);
+#else
+  (void)group;
+  (void)placement;
+  (void)timeout_s;
+  throw UsageError("--backend nccl: this build has no NCCL backend; reconfigure with -DCCBENCH_NCCL=ON");
+#endif
+}
+
+}  // namespace
+
+void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host) {
+  if (choice != BackendChoice::Nccl) {
+    return;
+  }
+  if (!kNcclBuilt) {
+    throw UsageError("--backend nccl: this build has no NCCL backend; reconfigure with -DCCBENCH_NCCL=ON");
+  }
+  const int gpus = visible_gpus();
+  if (gpus == 0) {
+    throw UsageError("--backend nccl: no CUDA GPU is visible on " + host +
+                     "; use --backend mpi for host memory, or check the driver and CUDA_VISIBLE_DEVICES");
+  }
+  if (placement.local_size > gpus) {
+    throw UsageError(
+        fmt::format("--backend nccl: {} ranks on {} but {} GPU(s) visible; start at most {} "
+                    "rank(s) per node (one rank per GPU)",
+                    placement.local_size, host, gpus, gpus));
+  }
+}
+
+BackendChoice resolve_backend(BackendChoice requested) {
+  if (requested != BackendChoice::Auto) {
+    return requested;
+  }
+  return kNcclBuilt && visible_gpus() > 0 ? BackendChoice::Nccl : BackendChoice::Mpi;
+}
+
+std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,
+                                      double timeout_s) {
+  switch (choice) {
+    case BackendChoice::Nccl:
+      return make_nccl(group, placement, timeout_s);
+    case BackendChoice::Mpi:
+    case BackendChoice::Auto:
+      break;
+  }
+  return make_mpi_backend(group);
+}
+
+}  // namespace ccbench

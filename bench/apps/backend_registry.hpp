@@ -1,0 +1,28 @@
+#pragma once
+// The one place that knows which backends were built.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ccbench/backend.hpp"
+#include "ccbench/config.hpp"
+#include "ccbench/mpi/mpi_group.hpp"
+
+namespace ccbench {
+
+struct RankPlacement {
+  int local_rank = 0;
+  int local_size = 1;
+};
+
+/// `auto` -> nccl when NCCL was built and a CUDA device is visible, else mpi.
+BackendChoice resolve_backend(BackendChoice requested);
+
+/// Local checks (no communication): throws UsageError when the backend was not built or cannot
+/// run on this host (no GPU visible, more ranks on the host than GPUs).
+void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host);
+
+/// Collective. Throws UsageError when the backend cannot run (see check_can_run).
+std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement, double timeout_s);
+
+}  // namespace ccbench

@@ -1,0 +1,50 @@
+#pragma once
+// MPI start-up and the Group the runner uses, over MPI_COMM_WORLD (or a split of it).
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "ccbench/group.hpp"
+
+namespace ccbench {
+
+/// MPI_Init_thread / MPI_Finalize. Errors on MPI_COMM_WORLD are returned, not fatal, so they
+/// become exceptions with the MPI error string.
+class MpiContext {
+ public:
+  MpiContext(int& argc, char**& argv);
+  MpiContext(const MpiContext&) = delete;
+  MpiContext& operator=(const MpiContext&) = delete;
+  MpiContext(MpiContext&&) = delete;
+  MpiContext& operator=(MpiContext&&) = delete;
+  ~MpiContext();
+  /// Ends every rank of the job at once with this exit code (MPI_Abort).
+  [[noreturn]] static void abort(int exit_code);
+};
+
+/// Throws BackendError naming `what` when an MPI call failed.
+void mpi_check(int rc, const char* what);
+
+/// "Open MPI v4.1.4" (first line of MPI_Get_library_version).
+std::string mpi_library_version();
+
+class MpiGroup final : public Group {
+ public:
+  explicit MpiGroup(MPI_Comm comm);
+  [[nodiscard]] int rank() const override { return m_rank; }
+  [[nodiscard]] int size() const override { return m_size; }
+  void barrier() override;
+  void max_all(std::span<double> values) override;
+  void sum_all(std::span<std::uint64_t> values) override;
+  void broadcast(std::span<std::byte> bytes, int root) override;
+  std::vector<std::string> all_gather(const std::string& mine) override;
+  [[nodiscard]] MPI_Comm comm() const { return m_comm; }
+
+ private:
+  MPI_Comm m_comm;
+  int m_rank = 0;
+  int m_size = 1;
+};
+
+}  // namespace ccbench

@@ -1,0 +1,221 @@
+#include "ccbench/mpi/mpi_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "ccbench/pattern.hpp"
+
+namespace ccbench {
+namespace {
+
+struct FreeDeleter {
+  void operator()(std::byte* p) const { std::free(p); }  // NOLINT(cppcoreguidelines-no-malloc)
+};
+
+/// Page-aligned host memory that only grows; touched on allocation (first-touch placement).
+class HostBuffer {
+ public:
+  std::byte* ensure(std::size_t bytes) {
+    if (bytes > m_bytes) {
+      constexpr std::size_t kAlign = 4096;
+      const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+      // NOLINTNEXTLINE(cppcoreguidelines-no-malloc)
+      m_data.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, rounded)));
+      if (!m_data) {
+        throw std::bad_alloc();
+      }
+      std::memset(m_data.get(), 0, rounded);
+      m_bytes = rounded;
+    }
+    return m_data.get();
+  }
+  [[nodiscard]] std::byte* data() const { return m_data.get(); }
+
+ private:
+  std::unique_ptr<std::byte, FreeDeleter> m_data;
+  std::size_t m_bytes = 0;
+};
+
+class HostTimer final : public Timer {
+ public:
+  void start() override { m_start = std::chrono::steady_clock::now(); }
+  double stop() override { return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count(); }
+  [[nodiscard]] std::string clock() const override { return "host steady_clock"; }
+
+ private:
+  std::chrono::steady_clock::time_point m_start;
+};
+
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::Int8:
+      return MPI_INT8_T;
+    case DType::Uint8:
+      return MPI_UINT8_T;
+    case DType::Int32:
+      return MPI_INT32_T;
+    case DType::Uint32:
+      return MPI_UINT32_T;
+    case DType::Int64:
+      return MPI_INT64_T;
+    case DType::Uint64:
+      return MPI_UINT64_T;
+    case DType::Float32:
+      return MPI_FLOAT;
+    case DType::Float64:
+      return MPI_DOUBLE;
+    case DType::Float16:
+    case DType::Bfloat16:
+      break;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return MPI_SUM;
+    case ReduceOp::Prod:
+      return MPI_PROD;
+    case ReduceOp::Max:
+      return MPI_MAX;
+    case ReduceOp::Min:
+      return MPI_MIN;
+    case ReduceOp::Avg:
+      break;
+  }
+  return MPI_OP_NULL;
+}
+
+class MpiBackend final : public Backend {
+ public:
+  explicit MpiBackend(MpiGroup& group) : m_comm(group.comm()), m_rank(group.rank()), m_size(group.size()) {}
+
+  [[nodiscard]] std::string name() const override { return "mpi"; }
+
+  [[nodiscard]] std::map<std::string, std::string> versions() const override {
+    int major = 0;
+    int minor = 0;
+    MPI_Get_version(&major, &minor);
+    return {{"mpi", mpi_library_version()}, {"mpi_standard", fmt::format("{}.{}", major, minor)}};
+  }
+
+  [[nodiscard]] Support supports(const CaseSpec& spec) const override {
+    const auto& coll = info(spec.collective);
+    if (mpi_type(spec.dtype) == MPI_DATATYPE_NULL) {
+      return {false, fmt::format("MPI has no {} type; use --backend nccl or -d float32", name_of(spec.dtype))};
+    }
+    if (coll.has_reduce_op && mpi_op(spec.op) == MPI_OP_NULL) {
+      return {false, "MPI has no average reduction; use -o sum"};
+    }
+    if (spec.collective == Collective::Broadcast && !spec.in_place) {
+      return {false, "MPI_Bcast has no out-of-place form (it always works in place)"};
+    }
+    const std::uint64_t most =
+        std::max(elements(coll.send, spec.count, m_size), elements(coll.recv, spec.count, m_size));
+    if (spec.count == 0) {
+      return {false, "size is below one element per rank"};
+    }
+    if (most > static_cast<std::uint64_t>(INT_MAX)) {
+      return {false, "count exceeds MPI's int count limit"};
+    }
+    return {};
+  }
+
+  void prepare(const CaseSpec& spec) override {
+    m_spec = spec;
+    m_type = mpi_type(spec.dtype);
+    const auto& coll = info(spec.collective);
+    const std::size_t elem = size_of(spec.dtype);
+    m_send_elems = elements(coll.send, spec.count, m_size);
+    m_recv_elems = elements(coll.recv, spec.count, m_size);
+    m_count = static_cast<int>(spec.count);
+    m_recv.ensure(std::max(m_send_elems, m_recv_elems) * elem);  // in place, one buffer holds either
+    if (!spec.in_place) {
+      m_send.ensure(m_send_elems * elem);
+    }
+  }
+
+  void fill_pattern() override {
+    std::byte* input = m_spec.in_place ? m_recv.data() : m_send.data();
+    if (m_spec.in_place && m_spec.collective == Collective::AllGather) {
+      input += static_cast<std::size_t>(m_rank) * m_spec.count * size_of(m_spec.dtype);
+    }
+    fill_input(m_spec, m_size, m_rank, input);
+  }
+
+  void enqueue() override;
+  void wait() override {}
+  std::uint64_t count_wrong() override { return ccbench::count_wrong(m_spec, m_size, m_rank, m_recv.data()); }
+  Timer& timer() override { return m_timer; }
+
+ private:
+  static std::string_view name_of(DType t) { return ccbench::name(t); }
+  [[nodiscard]] const void* send_or_in_place() const {
+    return m_spec.in_place ? MPI_IN_PLACE : static_cast<const void*>(m_send.data());
+  }
+
+  MPI_Comm m_comm;
+  int m_rank;
+  int m_size;
+  CaseSpec m_spec;
+  MPI_Datatype m_type = MPI_DATATYPE_NULL;
+  int m_count = 0;
+  std::uint64_t m_send_elems = 0;
+  std::uint64_t m_recv_elems = 0;
+  HostBuffer m_send;
+  HostBuffer m_recv;
+  HostTimer m_timer;
+};
+
+void MpiBackend::enqueue() {
+  void* recv = m_recv.data();
+  const int next = (m_rank + 1) % m_size;
+  const int prev = (m_rank + m_size - 1) % m_size;
+  switch (m_spec.collective) {
+    case Collective::AllReduce:
+      mpi_check(MPI_Allreduce(send_or_in_place(), recv, m_count, m_type, mpi_op(m_spec.op), m_comm), "MPI_Allreduce");
+      return;
+    case Collective::AllGather:
+      mpi_check(m_spec.in_place ? MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, m_count, m_type, m_comm)
+                                : MPI_Allgather(m_send.data(), m_count, m_type, recv, m_count, m_type, m_comm),
+                "MPI_Allgather");
+      return;
+    case Collective::ReduceScatter:
+      mpi_check(MPI_Reduce_scatter_block(send_or_in_place(), recv, m_count, m_type, mpi_op(m_spec.op), m_comm),
+                "MPI_Reduce_scatter_block");
+      return;
+    case Collective::AllToAll:
+      mpi_check(m_spec.in_place ? MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, m_count, m_type, m_comm)
+                                : MPI_Alltoall(m_send.data(), m_count, m_type, recv, m_count, m_type, m_comm),
+                "MPI_Alltoall");
+      return;
+    case Collective::Broadcast:
+      mpi_check(MPI_Bcast(recv, m_count, m_type, m_spec.root, m_comm), "MPI_Bcast");
+      return;
+    case Collective::Reduce: {
+      // In place, the root passes MPI_IN_PLACE; the other ranks send from the one buffer.
+      const bool root = m_rank == m_spec.root;
+      const void* send = m_spec.in_place ? (root ? MPI_IN_PLACE : recv) : m_send.data();
+      mpi_check(MPI_Reduce(send, recv, m_count, m_type, mpi_op(m_spec.op), m_spec.root, m_comm), "MPI_Reduce");
+      return;
+    }
+    case Collective::SendRecv:
+      mpi_check(m_spec.in_place
+                    ? MPI_Sendrecv_replace(recv, m_count, m_type, next, 0, prev, 0, m_comm, MPI_STATUS_IGNORE)
+                    : MPI_Sendrecv(m_send.data(), m_count, m_type, next, 0, recv, m_count, m_type, prev, 0, m_comm,
+                                   MPI_STATUS_IGNORE),
+                "MPI_Sendrecv");
+      return;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_mpi_backend(MpiGroup& group) { return std::make_unique<MpiBackend>(group); }
+
+}  // namespace ccbench

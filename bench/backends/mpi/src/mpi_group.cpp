@@ -1,0 +1,91 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdlib>
+
+#include "ccbench/errors.hpp"
+#include "ccbench/mpi/mpi_group.hpp"
+
+namespace ccbench {
+
+void mpi_check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) {
+    return;
+  }
+  std::array<char, MPI_MAX_ERROR_STRING> text{};
+  int len = 0;
+  MPI_Error_string(rc, text.data(), &len);
+  throw BackendError(fmt::format("{} failed: {}", what, std::string_view(text.data(), static_cast<std::size_t>(len))));
+}
+
+MpiContext::MpiContext(int& argc, char**& argv) {
+  int provided = 0;
+  mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+MpiContext::~MpiContext() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized == 0) {
+    MPI_Finalize();
+  }
+}
+
+void MpiContext::abort(int exit_code) {
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
+std::string mpi_library_version() {
+  std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> text{};
+  int len = 0;
+  MPI_Get_library_version(text.data(), &len);
+  std::string version(text.data(), static_cast<std::size_t>(len));
+  version = version.substr(0, version.find_first_of(",\n"));
+  return version;
+}
+
+MpiGroup::MpiGroup(MPI_Comm comm) : m_comm(comm) {
+  mpi_check(MPI_Comm_rank(comm, &m_rank), "MPI_Comm_rank");
+  mpi_check(MPI_Comm_size(comm, &m_size), "MPI_Comm_size");
+}
+
+void MpiGroup::barrier() { mpi_check(MPI_Barrier(m_comm), "MPI_Barrier"); }
+
+void MpiGroup::max_all(std::span<double> values) {
+  mpi_check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, m_comm),
+            "MPI_Allreduce(MAX)");
+}
+
+void MpiGroup::sum_all(std::span<std::uint64_t> values) {
+  mpi_check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM, m_comm),
+            "MPI_Allreduce(SUM)");
+}
+
+void MpiGroup::broadcast(std::span<std::byte> bytes, int root) {
+  mpi_check(MPI_Bcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, root, m_comm), "MPI_Bcast");
+}
+
+std::vector<std::string> MpiGroup::all_gather(const std::string& mine) {
+  const int len = static_cast<int>(std::min<std::size_t>(mine.size(), INT_MAX / 1024));
+  std::vector<int> lengths(static_cast<std::size_t>(m_size));
+  mpi_check(MPI_Allgather(&len, 1, MPI_INT, lengths.data(), 1, MPI_INT, m_comm), "MPI_Allgather");
+  std::vector<int> offsets(lengths.size(), 0);
+  for (std::size_t i = 1; i < lengths.size(); ++i) {
+    offsets[i] = offsets[i - 1] + lengths[i - 1];
+  }
+  std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
+  mpi_check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, m_comm),
+            "MPI_Allgatherv");
+  std::vector<std::string> out;
+  out.reserve(lengths.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+  }
+  return out;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,49 @@
+#pragma once
+// The collective table: one row of data per collective (DESIGN §4).
+// S (the bytes algbw counts) and the bus factor are exactly nccl-tests' (doc/PERFORMANCE.md).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace ccbench {
+
+enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce, SendRecv };
+
+/// How many elements each rank's buffers hold, as multiples of `count`.
+/// `count` is nccl-tests' count: per rank for all_gather/reduce_scatter, per peer for alltoall.
+enum class Span { Count, CountTimesRanks };
+
+enum class BusFactor {
+  AllReduce,       // 2(n-1)/n
+  NMinusOneOverN,  // (n-1)/n
+  One,             // 1
+};
+
+struct CollectiveInfo {
+  Collective id;
+  std::string_view name;   // JSON "op": all_reduce, ...
+  std::string_view bench;  // binary name: allreduce_bench, ...
+  Span send;               // elements in each rank's send buffer
+  Span recv;               // elements in each rank's receive buffer
+  Span algbw_bytes;        // S = this × typesize
+  BusFactor factor;
+  bool has_reduce_op;
+  bool has_root;
+};
+
+std::span<const CollectiveInfo> all_collectives();
+const CollectiveInfo& info(Collective coll);
+std::optional<Collective> parse_collective(std::string_view name);
+
+double bus_factor(BusFactor factor, int nranks);
+std::uint64_t elements(Span span, std::uint64_t count, int nranks);
+
+/// nccl-tests' count for a requested size in bytes (the size S that algbw counts).
+/// Zero when the size is below one element per rank (the case is then skipped).
+std::uint64_t count_for_bytes(const CollectiveInfo& coll, std::uint64_t bytes, std::size_t type_size, int nranks);
+/// S in bytes for `count` elements.
+std::uint64_t algbw_bytes(const CollectiveInfo& coll, std::uint64_t count, std::size_t type_size, int nranks);
+
+}  // namespace ccbench

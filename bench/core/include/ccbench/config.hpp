@@ -1,0 +1,70 @@
+#pragma once
+// Run configuration: parsed once from the command line into a value, validated in one
+// function that returns every error, then passed down (no globals).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ccbench/collective.hpp"
+#include "ccbench/types.hpp"
+
+namespace ccbench {
+
+enum class BackendChoice { Auto, Mpi, Nccl };
+enum class TimingMode { Batch, PerOp };
+enum class Placement { OutOfPlace, InPlace, Both };
+
+std::string_view name(BackendChoice choice);
+std::string_view name(TimingMode mode);
+std::optional<TimingMode> parse_timing_mode(std::string_view text);
+
+struct RunConfig {
+  Collective collective = Collective::AllReduce;
+  std::uint64_t min_bytes = 8;
+  std::uint64_t max_bytes = std::uint64_t{32} << 20;
+  double step_factor = 4.0;
+  std::optional<std::uint64_t> iters;  // fixed samples per size; unset = adaptive stopping
+  std::uint64_t warmup_iters = 5;
+  std::optional<std::uint64_t> batch_ops;  // ops per sample in batch mode; unset = calibrated
+  DType dtype = DType::Float32;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;
+  bool check = false;
+  BackendChoice backend = BackendChoice::Auto;
+  TimingMode timing = TimingMode::Batch;
+  Placement placement = Placement::Both;
+  double target_ci = 0.01;     // relative half-width of the median's 95% CI
+  double time_budget_s = 1.0;  // per size and placement, after warm-up
+  std::uint64_t min_samples = 10;
+  std::uint64_t max_samples = 100000;
+  double timeout_s = 300.0;
+  std::string out_path;  // empty: results/<bench>-<host>-<UTC>.json; "-": stdout
+  std::string label;
+  bool keep_samples = false;
+  std::optional<double> peak_GBps;
+  std::vector<std::string> argv;
+};
+
+/// `--help` / `--version` text to print instead of running.
+struct EarlyExit {
+  std::string text;
+};
+
+/// Parses argv. Throws UsageError (one line) on syntax errors and on anything validate() rejects.
+std::variant<RunConfig, EarlyExit> parse_command_line(Collective collective, std::span<const char* const> argv);
+
+/// Every problem with a config, each one line that says how to fix it. Empty when valid.
+std::vector<std::string> validate(const RunConfig& config);
+
+/// "8", "4K", "1M", "2G" (binary: 1K = 1024). Nullopt on anything else.
+std::optional<std::uint64_t> parse_bytes(std::string_view text);
+/// 8 -> "8", 4096 -> "4K", 3 << 20 -> "3M" (exact multiples only), for labels.
+std::string format_bytes(std::uint64_t bytes);
+
+/// The sizes of a sweep: min, min*f, ... while <= max (max itself included when reached).
+std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
+
+}  // namespace ccbench

@@ -1,0 +1,33 @@
+#pragma once
+// Verification patterns (DESIGN §4): small integers whose reduced values are exact in every
+// element type, so a check compares bit for bit. Host-side; a device backend copies its
+// buffers to the host (or, later, runs the same arithmetic in a kernel).
+//
+// Logical layout: a rank's input holds elements(info.send, count, n) elements, its output
+// elements(info.recv, count, n). A backend whose in-place layout differs (NCCL's
+// reduce_scatter output at rank*count) passes the right pointers; the values do not change.
+#include <cstdint>
+
+#include "ccbench/backend.hpp"
+
+namespace ccbench {
+
+/// Input element `index` of `rank` (a small integer).
+std::int64_t pattern_input(const CaseSpec& spec, int nranks, int rank, std::uint64_t index);
+
+/// Whether `rank` has an output to check (non-root ranks of reduce have none).
+bool has_checked_output(const CaseSpec& spec, int rank);
+
+/// Writes the input pattern of `rank` into `data` (elements(info.send, count, n) of spec.dtype).
+void fill_input(const CaseSpec& spec, int nranks, int rank, void* data);
+
+/// Counts output elements of `rank` that differ from the expected result.
+std::uint64_t count_wrong(const CaseSpec& spec, int nranks, int rank, const void* output);
+
+/// IEEE half and bfloat16 from/to float (round to nearest even), for host-side patterns.
+std::uint16_t float_to_half(float value);
+float half_to_float(std::uint16_t bits);
+std::uint16_t float_to_bfloat16(float value);
+float bfloat16_to_float(std::uint16_t bits);
+
+}  // namespace ccbench

@@ -1,0 +1,80 @@
+#pragma once
+// The result document (DESIGN §5) as plain values. Times are seconds, rates GB/s (1e9 B/s).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccbench/backend.hpp"
+#include "ccbench/config.hpp"
+#include "ccbench/statistics.hpp"
+
+namespace ccbench {
+
+inline constexpr std::string_view kSchemaName = "ccbench.result";
+inline constexpr std::string_view kSchemaVersion = "1.0.0";
+
+enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
+enum class StopReason { FixedIters, TargetCi, TimeBudget, MaxSamples };
+
+std::string_view name(CaseStatus status);
+std::string_view name(StopReason reason);
+
+/// One measured (or skipped) case: a size, a placement, a group of ranks.
+struct CaseResult {
+  std::string benchmark;  // allreduce_bench
+  std::string backend;    // mpi | nccl
+  TimingMode timing = TimingMode::Batch;
+  std::string clock;  // "host steady_clock", "CUDA events"
+  CaseSpec spec;
+  int ranks = 0;
+  int nodes = 0;
+  std::string group = "world";
+  std::uint64_t size_bytes = 0;  // S, the bytes algbw counts
+  std::uint64_t ops_per_sample = 0;
+  std::optional<StopReason> stop_reason;
+  std::optional<Summary> time;    // seconds per op, MAX across ranks per sample
+  std::vector<double> samples_s;  // kept with --samples
+  double bus_factor = 0.0;
+  double algbw_GBps = 0.0;       // from the median
+  double busbw_GBps = 0.0;       // from the median
+  double busbw_mean_GBps = 0.0;  // from the mean, as nccl-tests computes it
+  std::optional<double> peak_GBps;
+  std::optional<double> pct_of_peak;
+  std::string peak_basis;
+  std::optional<std::uint64_t> wrong_elements;  // unset when not checked
+  CaseStatus status = CaseStatus::Ok;
+  std::string reason;
+  double elapsed_s = 0.0;
+};
+
+struct RunInfo {
+  std::string id;
+  std::string started_utc;
+  std::string ended_utc;
+  std::vector<std::string> argv;
+  std::string tool_version;
+  std::string git_revision;
+  std::string label;
+  std::string benchmark;
+};
+
+struct HostInfo {
+  std::string hostname;
+  std::vector<int> ranks;
+};
+
+struct EnvironmentInfo {
+  std::vector<HostInfo> hosts;
+  std::map<std::string, std::string> libraries;  // {"mpi": "Open MPI v4.1.4", "nccl": ...}
+  std::map<std::string, std::string> variables;  // allow-listed environment variables
+};
+
+struct ResultDocument {
+  RunInfo run;
+  EnvironmentInfo environment;
+  std::vector<CaseResult> results;
+};
+
+}  // namespace ccbench

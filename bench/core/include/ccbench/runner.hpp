@@ -1,0 +1,73 @@
+#pragma once
+// The runner: warm-up, batch calibration, sampling and stopping for one case. It owns all
+// timing decisions; the backend only enqueues ops and times them with its clock.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ccbench/backend.hpp"
+#include "ccbench/config.hpp"
+#include "ccbench/group.hpp"
+#include "ccbench/result.hpp"
+#include "ccbench/statistics.hpp"
+#include "ccbench/watchdog.hpp"
+
+namespace ccbench {
+
+struct SamplingPolicy {
+  TimingMode timing = TimingMode::Batch;
+  std::uint64_t warmup_iters = 5;
+  std::optional<std::uint64_t> batch_ops;      // unset: calibrated so a sample lasts ~kTargetSampleS
+  std::optional<std::uint64_t> fixed_samples;  // -n: exactly this many samples
+  double target_ci = 0.01;
+  double time_budget_s = 1.0;
+  std::uint64_t min_samples = 10;
+  std::uint64_t max_samples = 100000;
+  bool check = false;
+  bool keep_samples = false;
+
+  static constexpr double kTargetSampleS = 1e-3;
+  static constexpr std::uint64_t kMaxBatchOps = 10000;
+};
+
+SamplingPolicy sampling_policy(const RunConfig& config);
+
+/// Whether sampling stops after these samples (sorted, MAX across ranks) and elapsed seconds.
+/// A pure function of values every rank holds identically, so every rank decides the same.
+std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s);
+
+/// Ops per sample for a measured per-op time: enough that a sample lasts kTargetSampleS.
+std::uint64_t batch_ops_for(double per_op_s);
+
+struct Measurement {
+  std::optional<std::uint64_t> wrong_elements;  // summed across ranks; unset when not checked
+  std::vector<double> samples_s;                // per op; MAX across ranks of each sample
+  std::uint64_t ops_per_sample = 1;
+  StopReason stop_reason = StopReason::FixedIters;
+  double elapsed_s = 0.0;
+};
+
+class Runner {
+ public:
+  /// `watchdog`, when given, is kicked after every sample, warm-up and check.
+  Runner(Group& group, Backend& backend, SamplingPolicy policy, Watchdog* watchdog = nullptr);
+  /// Runs one case (the backend must support it). Collective: every rank calls it.
+  Measurement measure(const CaseSpec& spec);
+
+ private:
+  std::uint64_t verify();
+  std::uint64_t warm_up_and_calibrate();
+  double take_sample(std::uint64_t ops);
+  std::uint64_t next_chunk(std::uint64_t have, double elapsed_s) const;
+  void progress() noexcept;
+
+  Group& m_group;
+  Backend& m_backend;
+  SamplingPolicy m_policy;
+  Watchdog* m_watchdog;
+};
+
+/// Summarize: statistics and bandwidths of a measurement (algbw = S / t, busbw = algbw x factor).
+void summarize_into(CaseResult& result, const Measurement& m, bool keep_samples);
+
+}  // namespace ccbench

@@ -1,0 +1,149 @@
+#include "ccbench/config.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+namespace ccbench {
+
+std::string_view name(BackendChoice choice) {
+  switch (choice) {
+    case BackendChoice::Auto:
+      return "auto";
+    case BackendChoice::Mpi:
+      return "mpi";
+    case BackendChoice::Nccl:
+      return "nccl";
+  }
+  return "auto";
+}
+
+std::string_view name(TimingMode mode) { return mode == TimingMode::Batch ? "batch" : "per_op"; }
+
+std::optional<TimingMode> parse_timing_mode(std::string_view text) {
+  if (text == "batch") {
+    return TimingMode::Batch;
+  }
+  if (text == "per_op" || text == "per-op") {
+    return TimingMode::PerOp;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> parse_bytes(std::string_view text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text.front())) == 0) {
+    return std::nullopt;
+  }
+  std::uint64_t value = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0; ++i) {
+    const auto digit = static_cast<std::uint64_t>(text[i] - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
+      return std::nullopt;
+    }
+    value = value * 10 + digit;
+  }
+  std::string_view suffix = text.substr(i);
+  unsigned shift = 0;
+  if (!suffix.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(suffix.front()))) {
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      case 'B':
+        break;
+      default:
+        return std::nullopt;
+    }
+    suffix.remove_prefix(1);
+    if (shift != 0 && (suffix == "iB" || suffix == "B" || suffix == "ib" || suffix == "b")) {
+      suffix = {};
+    }
+    if (!suffix.empty()) {
+      return std::nullopt;
+    }
+  }
+  if (shift != 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) {
+    return std::nullopt;
+  }
+  return value << shift;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  constexpr std::string_view kUnits = "KMGT";
+  std::string_view unit;
+  unsigned shift = 0;
+  for (unsigned i = 0; i < kUnits.size(); ++i) {
+    const unsigned s = 10 * (i + 1);
+    if (bytes != 0 && bytes % (std::uint64_t{1} << s) == 0) {
+      shift = s;
+      unit = kUnits.substr(i, 1);
+    }
+  }
+  return fmt::format("{}{}", bytes >> shift, unit);
+}
+
+std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor) {
+  std::vector<std::uint64_t> sizes;
+  if (min_bytes == 0 || min_bytes > max_bytes || !(factor > 1.0)) {
+    return sizes;
+  }
+  double size = static_cast<double>(min_bytes);
+  while (size <= static_cast<double>(max_bytes) * (1.0 + 1e-12)) {
+    sizes.push_back(static_cast<std::uint64_t>(std::llround(size)));
+    size *= factor;
+  }
+  return sizes;
+}
+
+std::vector<std::string> validate(const RunConfig& c) {
+  std::vector<std::string> errors;
+  if (c.min_bytes == 0) {
+    errors.emplace_back("--min-bytes must be at least 1 byte");
+  }
+  if (c.min_bytes > c.max_bytes) {
+    errors.push_back(fmt::format("--min-bytes {} is larger than --max-bytes {}; swap them or raise -e",
+                                 format_bytes(c.min_bytes), format_bytes(c.max_bytes)));
+  }
+  if (!(c.step_factor > 1.0) || !std::isfinite(c.step_factor)) {
+    errors.push_back(fmt::format("--step-factor {} must be greater than 1 (e.g. -f 2)", c.step_factor));
+  }
+  if (c.iters && *c.iters == 0) {
+    errors.emplace_back("--iters must be at least 1 (or leave it out for adaptive stopping)");
+  }
+  if (c.batch_ops && *c.batch_ops == 0) {
+    errors.emplace_back("--batch must be at least 1");
+  }
+  if (!(c.target_ci > 0.0 && c.target_ci < 1.0)) {
+    errors.push_back(fmt::format("--target-ci {} must be a fraction in (0, 1), e.g. 0.01 for 1%", c.target_ci));
+  }
+  if (!(c.time_budget_s > 0.0)) {
+    errors.emplace_back("--time-budget must be positive seconds");
+  }
+  if (!(c.timeout_s > 0.0)) {
+    errors.emplace_back("--timeout must be positive seconds");
+  }
+  if (c.min_samples == 0 || c.min_samples > c.max_samples) {
+    errors.emplace_back("--min-samples must be at least 1 and at most --max-samples");
+  }
+  if (c.root < 0) {
+    errors.push_back(fmt::format("--root {} must be a rank (0 or more)", c.root));
+  }
+  if (c.peak_GBps && !(*c.peak_GBps > 0.0)) {
+    errors.emplace_back("--peak-GBps must be positive");
+  }
+  return errors;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,101 @@
+#include "ccbench/environment.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <climits>
+#include <random>
+
+namespace ccbench {
+namespace {
+
+constexpr std::array<std::string_view, 15> kPrefixes{
+    "NCCL_", "UCX_",  "OMPI_MCA_", "HCOLL_", "NVSHMEM_", "FI_",          "I_MPI_",      "MPICH_",
+    "MV2_",  "CUDA_", "MLX5_",     "IBV_",   "RDMAV_",   "GLOO_SOCKET_", "TORCH_NCCL_",
+};
+// What mpirun itself sets for its ranks (daemon URIs, session dirs, transport keys): not
+// choices the user made, and some of it is secret.
+constexpr std::array<std::string_view, 6> kLauncherPrefixes{
+    "OMPI_MCA_orte_",          "OMPI_MCA_ess",
+    "OMPI_MCA_pmix",           "OMPI_MCA_initial_wdir",
+    "OMPI_MCA_shmem_RUNTIME_", "OMPI_MCA_mpi_oversubscribe",
+};
+constexpr std::array<std::string_view, 8> kNames{
+    "OMP_NUM_THREADS",    "SLURM_JOB_ID",   "SLURM_NNODES",        "SLURM_NTASKS",
+    "SLURM_JOB_NODELIST", "SLURM_CPU_BIND", "SLURM_GPUS_PER_NODE", "LD_PRELOAD",
+};
+constexpr std::array<std::string_view, 7> kSecretWords{"TOKEN", "SECRET",     "PASSWORD",    "PASSWD",
+                                                       "KEY",   "CREDENTIAL", "PRECONDITION"};
+
+}  // namespace
+
+bool is_allowed_variable(std::string_view name) {
+  for (auto word : kSecretWords) {
+    if (name.find(word) != std::string_view::npos) {
+      return false;
+    }
+  }
+  for (auto prefix : kLauncherPrefixes) {
+    if (name.starts_with(prefix)) {
+      return false;
+    }
+  }
+  for (auto prefix : kPrefixes) {
+    if (name.starts_with(prefix)) {
+      return true;
+    }
+  }
+  for (auto n : kNames) {
+    if (name == n) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::map<std::string, std::string> communication_variables(const char* const* envp) {
+  std::map<std::string, std::string> out;
+  for (; envp != nullptr && *envp != nullptr; ++envp) {
+    const std::string_view entry{*envp};
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) {
+      continue;
+    }
+    const auto key = entry.substr(0, eq);
+    if (is_allowed_variable(key)) {
+      out.emplace(key, entry.substr(eq + 1));
+    }
+  }
+  return out;
+}
+
+std::string local_hostname() {
+  std::array<char, HOST_NAME_MAX + 1> buf{};
+  if (::gethostname(buf.data(), buf.size() - 1) != 0) {
+    return "unknown";
+  }
+  return buf.data();
+}
+
+std::string utc_now_iso8601() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(now)), ms);
+}
+
+std::string utc_now_compact() {
+  return fmt::format("{:%Y%m%dT%H%M%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+std::string make_run_id() {
+  std::random_device rd;
+  const std::uint64_t hi = rd();
+  const std::uint64_t lo = rd();
+  return fmt::format("{:016x}", (hi << 32) | lo);
+}
+
+}  // namespace ccbench

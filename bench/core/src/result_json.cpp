@@ -1,0 +1,269 @@
+#include "ccbench/result_json.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace ccbench {
+
+std::string_view name(CaseStatus status) {
+  switch (status) {
+    case CaseStatus::Ok:
+      return "ok";
+    case CaseStatus::Failed:
+      return "failed";
+    case CaseStatus::Skipped:
+      return "skipped";
+    case CaseStatus::TimedOut:
+      return "timed_out";
+  }
+  return "failed";
+}
+
+std::string_view name(StopReason reason) {
+  switch (reason) {
+    case StopReason::FixedIters:
+      return "fixed_iters";
+    case StopReason::TargetCi:
+      return "target_ci";
+    case StopReason::TimeBudget:
+      return "time_budget";
+    case StopReason::MaxSamples:
+      return "max_samples";
+  }
+  return "fixed_iters";
+}
+
+namespace {
+
+template <typename Enum, std::size_t N>
+Enum enum_from(const nlohmann::json& j, const Enum (&values)[N], std::string_view what) {
+  const auto text = j.get<std::string>();
+  for (Enum v : values) {
+    if (name(v) == text) {
+      return v;
+    }
+  }
+  throw std::runtime_error(fmt::format("unknown {} '{}'", what, text));
+}
+
+constexpr double kUs = 1e6;
+
+nlohmann::json summary_json(const Summary& s) {
+  return {{"n", s.n},
+          {"min_us", s.min * kUs},
+          {"p50_us", s.p50 * kUs},
+          {"mean_us", s.mean * kUs},
+          {"p95_us", s.p95 * kUs},
+          {"p99_us", s.p99 * kUs},
+          {"max_us", s.max * kUs},
+          {"stdev_us", s.stdev * kUs},
+          {"p50_ci95_lo_us", s.p50_ci95.lo * kUs},
+          {"p50_ci95_hi_us", s.p50_ci95.hi * kUs}};
+}
+
+Summary summary_from(const nlohmann::json& j) {
+  Summary s;
+  s.n = j.at("n").get<std::uint64_t>();
+  s.min = j.at("min_us").get<double>() / kUs;
+  s.p50 = j.at("p50_us").get<double>() / kUs;
+  s.mean = j.at("mean_us").get<double>() / kUs;
+  s.p95 = j.at("p95_us").get<double>() / kUs;
+  s.p99 = j.at("p99_us").get<double>() / kUs;
+  s.max = j.at("max_us").get<double>() / kUs;
+  s.stdev = j.at("stdev_us").get<double>() / kUs;
+  s.p50_ci95 = {j.at("p50_ci95_lo_us").get<double>() / kUs, j.at("p50_ci95_hi_us").get<double>() / kUs};
+  return s;
+}
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+template <typename T>
+std::optional<T> optional_from(const nlohmann::json& j) {
+  return j.is_null() ? std::nullopt : std::optional<T>(j.get<T>());
+}
+
+nlohmann::json case_json(const CaseResult& r) {
+  const auto& coll = info(r.spec.collective);
+  nlohmann::json samples_us = nlohmann::json::array();
+  for (double s : r.samples_s) {
+    samples_us.push_back(s * kUs);
+  }
+  return {{"benchmark", r.benchmark},
+          {"backend", r.backend},
+          {"timing", name(r.timing)},
+          {"clock", r.clock},
+          {"op", coll.name},
+          {"dtype", name(r.spec.dtype)},
+          {"redop", coll.has_reduce_op ? nlohmann::json(name(r.spec.op)) : nlohmann::json(nullptr)},
+          {"root", coll.has_root ? nlohmann::json(r.spec.root) : nlohmann::json(nullptr)},
+          {"in_place", r.spec.in_place},
+          {"ranks", r.ranks},
+          {"nodes", r.nodes},
+          {"group", r.group},
+          {"size_bytes", r.size_bytes},
+          {"count", r.spec.count},
+          {"ops_per_sample", r.ops_per_sample},
+          {"stop_reason", r.stop_reason ? nlohmann::json(name(*r.stop_reason)) : nlohmann::json(nullptr)},
+          {"time", r.time ? summary_json(*r.time) : nlohmann::json(nullptr)},
+          {"samples_us", samples_us},
+          {"bus_factor", r.bus_factor},
+          {"algbw_GBps", r.algbw_GBps},
+          {"busbw_GBps", r.busbw_GBps},
+          {"busbw_mean_GBps", r.busbw_mean_GBps},
+          {"peak_GBps", optional_json(r.peak_GBps)},
+          {"pct_of_peak", optional_json(r.pct_of_peak)},
+          {"peak_basis", r.peak_basis.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.peak_basis)},
+          {"wrong_elements", optional_json(r.wrong_elements)},
+          {"status", name(r.status)},
+          {"reason", r.reason},
+          {"elapsed_s", r.elapsed_s}};
+}
+
+CaseResult case_from(const nlohmann::json& j) {
+  static constexpr TimingMode kModes[] = {TimingMode::Batch, TimingMode::PerOp};
+  static constexpr CaseStatus kStatuses[] = {CaseStatus::Ok, CaseStatus::Failed, CaseStatus::Skipped,
+                                             CaseStatus::TimedOut};
+  static constexpr StopReason kReasons[] = {StopReason::FixedIters, StopReason::TargetCi, StopReason::TimeBudget,
+                                            StopReason::MaxSamples};
+  CaseResult r;
+  r.benchmark = j.at("benchmark").get<std::string>();
+  r.backend = j.at("backend").get<std::string>();
+  r.timing = enum_from(j.at("timing"), kModes, "timing");
+  r.clock = j.at("clock").get<std::string>();
+  const auto coll = parse_collective(j.at("op").get<std::string>());
+  if (!coll) {
+    throw std::runtime_error("unknown op " + j.at("op").dump());
+  }
+  r.spec.collective = *coll;
+  const auto dtype = parse_dtype(j.at("dtype").get<std::string>());
+  if (!dtype) {
+    throw std::runtime_error("unknown dtype " + j.at("dtype").dump());
+  }
+  r.spec.dtype = *dtype;
+  if (!j.at("redop").is_null()) {
+    r.spec.op = parse_reduce_op(j.at("redop").get<std::string>()).value_or(ReduceOp::Sum);
+  }
+  r.spec.root = j.at("root").is_null() ? 0 : j.at("root").get<int>();
+  r.spec.in_place = j.at("in_place").get<bool>();
+  r.spec.count = j.at("count").get<std::uint64_t>();
+  r.ranks = j.at("ranks").get<int>();
+  r.nodes = j.at("nodes").get<int>();
+  r.group = j.at("group").get<std::string>();
+  r.size_bytes = j.at("size_bytes").get<std::uint64_t>();
+  r.ops_per_sample = j.at("ops_per_sample").get<std::uint64_t>();
+  if (!j.at("stop_reason").is_null()) {
+    r.stop_reason = enum_from(j.at("stop_reason"), kReasons, "stop_reason");
+  }
+  if (!j.at("time").is_null()) {
+    r.time = summary_from(j.at("time"));
+  }
+  for (const auto& s : j.at("samples_us")) {
+    r.samples_s.push_back(s.get<double>() / kUs);
+  }
+  r.bus_factor = j.at("bus_factor").get<double>();
+  r.algbw_GBps = j.at("algbw_GBps").get<double>();
+  r.busbw_GBps = j.at("busbw_GBps").get<double>();
+  r.busbw_mean_GBps = j.at("busbw_mean_GBps").get<double>();
+  r.peak_GBps = optional_from<double>(j.at("peak_GBps"));
+  r.pct_of_peak = optional_from<double>(j.at("pct_of_peak"));
+  r.peak_basis = j.at("peak_basis").is_null() ? "" : j.at("peak_basis").get<std::string>();
+  r.wrong_elements = optional_from<std::uint64_t>(j.at("wrong_elements"));
+  r.status = enum_from(j.at("status"), kStatuses, "status");
+  r.reason = j.at("reason").get<std::string>();
+  r.elapsed_s = j.at("elapsed_s").get<double>();
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ResultDocument& doc) {
+  nlohmann::json hosts = nlohmann::json::array();
+  for (const auto& h : doc.environment.hosts) {
+    hosts.push_back({{"hostname", h.hostname}, {"ranks", h.ranks}});
+  }
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : doc.results) {
+    results.push_back(case_json(r));
+  }
+  const auto& run = doc.run;
+  return {{"schema", kSchemaName},
+          {"schema_version", kSchemaVersion},
+          {"run",
+           {{"id", run.id},
+            {"benchmark", run.benchmark},
+            {"started_utc", run.started_utc},
+            {"ended_utc", run.ended_utc.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.ended_utc)},
+            {"argv", run.argv},
+            {"tool_version", run.tool_version},
+            {"git_revision", run.git_revision},
+            {"label", run.label}}},
+          {"environment",
+           {{"hosts", hosts}, {"libraries", doc.environment.libraries}, {"variables", doc.environment.variables}}},
+          {"topology", nullptr},
+          {"results", results}};
+}
+
+ResultDocument document_from_json(const nlohmann::json& j) {
+  if (j.at("schema").get<std::string>() != kSchemaName) {
+    throw std::runtime_error("not a ccbench result document (schema " + j.at("schema").dump() + ")");
+  }
+  ResultDocument doc;
+  const auto& run = j.at("run");
+  doc.run.id = run.at("id").get<std::string>();
+  doc.run.benchmark = run.at("benchmark").get<std::string>();
+  doc.run.started_utc = run.at("started_utc").get<std::string>();
+  doc.run.ended_utc = run.at("ended_utc").is_null() ? "" : run.at("ended_utc").get<std::string>();
+  doc.run.argv = run.at("argv").get<std::vector<std::string>>();
+  doc.run.tool_version = run.at("tool_version").get<std::string>();
+  doc.run.git_revision = run.at("git_revision").get<std::string>();
+  doc.run.label = run.at("label").get<std::string>();
+  const auto& env = j.at("environment");
+  for (const auto& h : env.at("hosts")) {
+    doc.environment.hosts.push_back({h.at("hostname").get<std::string>(), h.at("ranks").get<std::vector<int>>()});
+  }
+  doc.environment.libraries = env.at("libraries").get<std::map<std::string, std::string>>();
+  doc.environment.variables = env.at("variables").get<std::map<std::string, std::string>>();
+  for (const auto& r : j.at("results")) {
+    doc.results.push_back(case_from(r));
+  }
+  return doc;
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  const std::filesystem::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(err)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot replace {}: {}", path.string(), std::strerror(err)));
+  }
+}
+
+}  // namespace ccbench

@@ -1,0 +1,77 @@
+#include "ccbench/table_printer.hpp"
+
+#include <fmt/format.h>
+
+namespace ccbench {
+namespace {
+
+constexpr std::string_view kCellHeader = "    time   algbw   busbw  #wrong";
+constexpr std::string_view kCellUnits = "    (us)  (GB/s)  (GB/s)        ";
+
+std::string cell(const CaseResult& r) {
+  if (r.status == CaseStatus::Skipped || r.status == CaseStatus::TimedOut || !r.time) {
+    return fmt::format("  {:>30}", r.status == CaseStatus::TimedOut ? "timed out" : "skipped");
+  }
+  const std::string wrong = r.wrong_elements ? fmt::format("{}", *r.wrong_elements) : "n/a";
+  return fmt::format(" {:>7.2f} {:>7.2f} {:>7.2f} {:>7}", r.time->p50 * 1e6, r.algbw_GBps, r.busbw_GBps, wrong);
+}
+
+}  // namespace
+
+TablePrinter::TablePrinter(std::FILE* out, std::vector<bool> placements_in_place)
+    : m_out(out), m_in_place(std::move(placements_in_place)) {}
+
+void TablePrinter::header(const TableHeader& h) const {
+  fmt::print(m_out, "# {}\n", h.title);
+  fmt::print(m_out, "# backend {}  ranks {}  hosts {}\n", h.backend, h.ranks, h.hosts);
+  fmt::print(m_out, "# timing {}; {}\n", h.timing, h.stopping);
+  fmt::print(m_out, "# time = median per op (slowest rank); rates in GB/s (1 GB = 1e9 B); sizes in bytes\n#\n");
+  std::string groups = fmt::format("# {:>46}", "");
+  std::string names = fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>5}", "size", "count", "type", "redop", "root");
+  std::string units = fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>5}", "(B)", "(elements)", "", "", "");
+  for (bool in_place : m_in_place) {
+    groups += fmt::format(" {:^32}", in_place ? "in-place" : "out-of-place");
+    names += kCellHeader;
+    units += kCellUnits;
+  }
+  fmt::print(m_out, "{}\n{}\n{}\n", groups, names, units);
+  std::fflush(m_out);
+}
+
+void TablePrinter::row(const std::vector<CaseResult>& cells) const {
+  if (cells.empty()) {
+    return;
+  }
+  const auto& first = cells.front();
+  const auto& coll = info(first.spec.collective);
+  std::string line = fmt::format("  {:>12} {:>12} {:>8} {:>6} {:>5}", first.size_bytes, first.spec.count,
+                                 name(first.spec.dtype), coll.has_reduce_op ? name(first.spec.op) : "-",
+                                 coll.has_root ? fmt::format("{}", first.spec.root) : "-");
+  for (const auto& c : cells) {
+    line += cell(c);
+  }
+  fmt::print(m_out, "{}\n", line);
+  std::fflush(m_out);
+}
+
+void TablePrinter::footer(const std::vector<CaseResult>& all, const std::string& result_path) const {
+  double sum = 0.0;
+  int measured = 0;
+  std::uint64_t wrong = 0;
+  for (const auto& r : all) {
+    if (r.status == CaseStatus::Ok || r.status == CaseStatus::Failed) {
+      sum += r.busbw_GBps;
+      ++measured;
+    }
+    wrong += r.wrong_elements.value_or(0);
+  }
+  fmt::print(m_out, "# wrong elements: {}\n", wrong);
+  fmt::print(m_out, "# avg bus bandwidth: {:.3f} GB/s (mean over {} cases; gate on one large size, not this)\n",
+             measured > 0 ? sum / measured : 0.0, measured);
+  if (!result_path.empty()) {
+    fmt::print(m_out, "# results: {}\n", result_path);
+  }
+  std::fflush(m_out);
+}
+
+}  // namespace ccbench
