@@ -1,0 +1,21 @@
+#pragma once
+// The NCCL backend: one rank per GPU, collectives on device memory, timed with CUDA events.
+// No CUDA or NCCL header is needed to use it.
+#include <memory>
+
+#include "ccbench/backend.hpp"
+#include "ccbench/group.hpp"
+
+namespace ccbench {
+
+/// CUDA devices visible to this process; 0 when there is no driver or no device (never throws).
+int visible_cuda_devices() noexcept;
+
+/// One rank per GPU: device = local_rank. Throws UsageError (one line, says how to fix) when no GPU
+/// is visible or local_size > visible devices; every rank of `group` throws the same error, so no
+/// rank is left waiting. Communicator creation (unique id broadcast over `group` from rank 0) is
+/// covered by `timeout_s` (TimeoutError on expiry); so is every later op. A non-positive timeout
+/// means no limit.
+std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s);
+
+}  // namespace ccbench

@@ -1,0 +1,91 @@
+#pragma once
+// A non-blocking NCCL communicator whose every wait has a deadline: set-up, ops that return
+// ncclInProgress, stream completion, finalisation. On expiry it aborts the communicator and
+// throws TimeoutError; on an asynchronous NCCL error it aborts and throws BackendError.
+#include <nccl.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+namespace ccbench::nccl_detail {
+
+/// A point in time `seconds` from now; a non-positive or non-finite `seconds` never expires.
+class Deadline {
+ public:
+  explicit Deadline(double seconds);
+  [[nodiscard]] bool expired() const;
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> m_at;
+};
+
+/// Pauses between polls: yields the core at first (short ops finish within microseconds), then
+/// sleeps briefly so a long wait does not burn a core that NCCL's proxy thread may need.
+class Poller {
+ public:
+  void pause();
+
+ private:
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+};
+
+struct CommAbort {
+  void operator()(ncclComm_t comm) const noexcept { (void)ncclCommAbort(comm); }
+};
+/// Owns a communicator; dropping it aborts (the clean path releases it to ncclCommDestroy).
+using CommHandle = std::unique_ptr<std::remove_pointer_t<ncclComm_t>, CommAbort>;
+
+class Communicator {
+ public:
+  /// Creates this rank's communicator (non-blocking) and waits until it is ready, or until
+  /// `timeout_s` has passed: then it aborts and throws TimeoutError. The current CUDA device
+  /// must already be the rank's GPU.
+  Communicator(const ncclUniqueId& id, int nranks, int rank, double timeout_s);
+  /// Finalises (waiting at most the timeout) and destroys; aborts when that fails. Never throws.
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  Communicator(Communicator&&) = delete;
+  Communicator& operator=(Communicator&&) = delete;
+
+  /// The communicator; throws BackendError once it has been aborted.
+  [[nodiscard]] ncclComm_t get() const;
+  [[nodiscard]] int rank() const { return m_rank; }
+  [[nodiscard]] int size() const { return m_size; }
+
+  /// Handles what an NCCL call on this communicator returned (`what` names the op in errors):
+  /// ncclSuccess returns, ncclInProgress is polled to completion within the timeout, anything
+  /// else throws BackendError.
+  void complete(ncclResult_t result, const std::string& what);
+
+  /// Polls `done()` until it returns true, checking for asynchronous NCCL errors meanwhile.
+  /// Aborts and throws TimeoutError when that takes longer than the timeout.
+  template <typename Done>
+  void wait_until(Done&& done, const std::string& what) {
+    const Deadline deadline(m_timeout_s);
+    Poller poller;
+    while (!(settled(what) && done())) {
+      if (deadline.expired()) {
+        abort_and_throw_timeout(what);
+      }
+      poller.pause();
+    }
+  }
+
+ private:
+  /// True when no non-blocking call is pending; aborts and throws on an asynchronous error.
+  bool settled(const std::string& what);
+  [[noreturn]] void abort_and_throw_timeout(const std::string& what);
+  /// ncclCommFinalize, polled within the timeout; true when the communicator can be destroyed.
+  bool finalize();
+
+  CommHandle m_comm;
+  int m_rank;
+  int m_size;
+  double m_timeout_s;
+};
+
+}  // namespace ccbench::nccl_detail

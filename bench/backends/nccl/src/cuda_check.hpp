@@ -1,0 +1,46 @@
+#pragma once
+// One checking helper per API: a failed call throws BackendError naming the call and the
+// library's own words for the error. Nothing here prints.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <string>
+#include <string_view>
+
+#include "ccbench/errors.hpp"
+
+namespace ccbench::nccl_detail {
+
+/// "what failed: cudaErrorX (description)".
+inline std::string cuda_error_message(cudaError_t result, std::string_view what) {
+  return std::string(what) + " failed: " + cudaGetErrorName(result) + " (" + cudaGetErrorString(result) + ")";
+}
+
+inline void cuda_check(cudaError_t result, std::string_view what) {
+  if (result != cudaSuccess) {
+    throw BackendError(cuda_error_message(result, what));
+  }
+}
+
+/// "what failed: <ncclGetErrorString> (<ncclGetLastError>)"; `comm` may be null.
+inline std::string nccl_error_message(ncclResult_t result, ncclComm_t comm, std::string_view what) {
+  std::string message = std::string(what) + " failed: " + ncclGetErrorString(result);
+  const char* last = ncclGetLastError(comm);
+  if (last != nullptr && *last != '\0') {
+    message += std::string(" (") + last + ")";
+  }
+  if (result == ncclSystemError || result == ncclRemoteError || result == ncclInternalError) {
+    message += "; run with NCCL_DEBUG=WARN for details";
+  }
+  return message;
+}
+
+/// Throws on anything but ncclSuccess, ncclInProgress included: calls on a non-blocking
+/// communicator go through Communicator::complete() instead.
+inline void nccl_check(ncclResult_t result, ncclComm_t comm, std::string_view what) {
+  if (result != ncclSuccess) {
+    throw BackendError(nccl_error_message(result, comm, what));
+  }
+}
+
+}  // namespace ccbench::nccl_detail

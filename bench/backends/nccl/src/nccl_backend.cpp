@@ -1,0 +1,355 @@
+#include "ccbench/nccl/nccl_backend.hpp"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ccbench/collective.hpp"
+#include "ccbench/errors.hpp"
+#include "ccbench/pattern.hpp"
+#include "ccbench/types.hpp"
+#include "communicator.hpp"
+#include "cuda_check.hpp"
+#include "cuda_resources.hpp"
+#include "event_timer.hpp"
+#include "nccl_compat.hpp"
+#include "nccl_ops.hpp"
+
+namespace ccbench {
+namespace {
+
+using nccl_detail::Communicator;
+using nccl_detail::cuda_check;
+using nccl_detail::DeviceBuffer;
+using nccl_detail::EventTimer;
+using nccl_detail::Layout;
+using nccl_detail::OpArgs;
+using nccl_detail::Stream;
+
+std::string host_name() {
+  std::array<char, 256> buffer{};
+  if (gethostname(buffer.data(), buffer.size() - 1) != 0) {
+    return "(unknown host)";
+  }
+  return buffer.data();
+}
+
+std::string gpus_text(int count) { return std::to_string(count) + (count == 1 ? " GPU" : " GPUs"); }
+
+/// The NCCL version loaded at run time; 0 when ncclGetVersion fails.
+int loaded_nccl_version() noexcept {
+  int version = 0;
+  return ncclGetVersion(&version) == ncclSuccess ? version : 0;
+}
+
+/// What stops this rank from running on its GPU, as one line that says how to fix it; empty if
+/// nothing does.
+std::string local_problem(int local_rank, int local_size, int nccl_version) {
+  const int devices = visible_cuda_devices();
+  if (devices == 0) {
+    return "no CUDA device visible on host " + host_name() +
+           "; run on a GPU node, check CUDA_VISIBLE_DEVICES, or use --backend mpi";
+  }
+  if (local_size > devices) {
+    return std::to_string(local_size) + " ranks on host " + host_name() + " but " + gpus_text(devices) +
+           " visible; start at most " + std::to_string(devices) + " ranks per node";
+  }
+  if (local_rank < 0 || local_rank >= local_size) {
+    return "local rank " + std::to_string(local_rank) + " is outside 0.." + std::to_string(local_size - 1) +
+           " on host " + host_name() + "; start the benchmark with mpirun or srun";
+  }
+  if (nccl_version < nccl_detail::kMinimumVersion) {
+    return "the NCCL library loaded on host " + host_name() + " (" + nccl_detail::version_string(nccl_version) +
+           ") is older than " + nccl_detail::version_string(nccl_detail::kMinimumVersion) +
+           "; point LD_LIBRARY_PATH at a newer libnccl.so.2";
+  }
+  return {};
+}
+
+/// One rank's readiness as all_gather carries it: empty when ready, else a kind letter and one
+/// line. A usage problem ends the run with exit code 2, a failed call with 1.
+enum class ProblemKind : char { Usage = 'U', Failure = 'F' };
+
+/// Checks the rank's GPU and makes it current.
+std::string select_device(int local_rank, int local_size, int nccl_version) {
+  const std::string usage = local_problem(local_rank, local_size, nccl_version);
+  if (!usage.empty()) {
+    return static_cast<char>(ProblemKind::Usage) + usage;
+  }
+  const cudaError_t result = cudaSetDevice(local_rank);
+  if (result != cudaSuccess) {
+    const std::string what = "cudaSetDevice(" + std::to_string(local_rank) + ") on host " + host_name();
+    return static_cast<char>(ProblemKind::Failure) + nccl_detail::cuda_error_message(result, what);
+  }
+  return {};
+}
+
+/// Every rank learns every rank's problem, so all of them throw the same error and none is left
+/// waiting for the others in communicator set-up.
+void select_device_everywhere(Group& group, int local_rank, int local_size, int nccl_version) {
+  for (const std::string& problem : group.all_gather(select_device(local_rank, local_size, nccl_version))) {
+    if (problem.empty()) {
+      continue;
+    }
+    if (problem.front() == static_cast<char>(ProblemKind::Usage)) {
+      throw UsageError(problem.substr(1));
+    }
+    throw BackendError(problem.substr(1));
+  }
+}
+
+/// Rank 0's ncclGetUniqueId, broadcast with a leading success flag so that a failure on rank 0
+/// ends every rank instead of leaving them to wait.
+ncclUniqueId share_unique_id(Group& group) {
+  std::array<std::byte, 1 + sizeof(ncclUniqueId)> message{};
+  ncclUniqueId id{};
+  std::string failure;
+  if (group.rank() == 0) {
+    const ncclResult_t result = ncclGetUniqueId(&id);
+    if (result == ncclSuccess) {
+      message[0] = std::byte{1};
+      std::memcpy(message.data() + 1, &id, sizeof(id));
+    } else {
+      failure = nccl_detail::nccl_error_message(result, nullptr, "ncclGetUniqueId on rank 0");
+    }
+  }
+  group.broadcast(message, 0);
+  if (message[0] != std::byte{1}) {
+    throw BackendError(failure.empty() ? "ncclGetUniqueId failed on rank 0; see rank 0's error" : failure);
+  }
+  std::memcpy(&id, message.data() + 1, sizeof(id));
+  return id;
+}
+
+/// "13.0" for CUDA's 13000.
+std::string cuda_version_string(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+/// "NVIDIA H100 80GB HBM3 (0000:18:00.0)".
+std::string gpu_description(int device) {
+  cudaDeviceProp properties{};
+  cuda_check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+  std::array<char, 64> bus_id{};
+  cuda_check(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), device), "cudaDeviceGetPCIBusId");
+  return std::string(properties.name) + " (" + bus_id.data() + ")";
+}
+
+std::map<std::string, std::string> collect_versions(int device, int nccl_version) {
+  std::map<std::string, std::string> versions;
+  versions["nccl"] = nccl_detail::version_string(nccl_version);
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+    versions["cuda_runtime"] = cuda_version_string(runtime);
+  }
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess) {
+    versions["cuda_driver"] = cuda_version_string(driver);
+  }
+  versions["gpu"] = gpu_description(device);
+  return versions;
+}
+
+/// Names a case in errors: "all_reduce (4194304 B = 1048576 x float32, sum, in place)".
+std::string describe(const CaseSpec& spec, int nranks) {
+  const CollectiveInfo& coll = info(spec.collective);
+  std::string text = std::string(coll.name) + " (" +
+                     std::to_string(algbw_bytes(coll, spec.count, size_of(spec.dtype), nranks)) +
+                     " B = " + std::to_string(spec.count) + " x " + std::string(name(spec.dtype));
+  if (coll.has_reduce_op) {
+    text += ", " + std::string(name(spec.op));
+  }
+  if (coll.has_root) {
+    text += ", root " + std::to_string(spec.root);
+  }
+  if (spec.in_place) {
+    text += ", in place";
+  }
+  return text + ")";
+}
+
+Support unsupported(std::string reason) { return Support{false, std::move(reason)}; }
+
+struct Setup {
+  ncclUniqueId id{};
+  int rank = 0;
+  int nranks = 1;
+  int device = 0;
+  int nccl_version = 0;
+  double timeout_s = 0.0;
+};
+
+class NcclBackend final : public Backend {
+ public:
+  explicit NcclBackend(const Setup& setup);
+
+  [[nodiscard]] std::string name() const override { return "nccl"; }
+  [[nodiscard]] std::map<std::string, std::string> versions() const override { return m_versions; }
+  [[nodiscard]] Support supports(const CaseSpec& spec) const override;
+  void prepare(const CaseSpec& spec) override;
+  void fill_pattern() override;
+  void enqueue() override;
+  void wait() override;
+  std::uint64_t count_wrong() override;
+  Timer& timer() override { return m_timer; }
+
+ private:
+  void require_prepared() const;
+  [[nodiscard]] OpArgs op_args(const CaseSpec& spec) const;
+
+  // Declaration order matters: members are destroyed in reverse, so the communicator is
+  // finalised (its ops completed) before the buffers and the stream go.
+  std::map<std::string, std::string> m_versions;
+  bool m_native_alltoall;
+  Stream m_stream;
+  DeviceBuffer m_send_alloc;
+  DeviceBuffer m_recv_alloc;
+  Communicator m_comm;
+  std::string m_what = "queued NCCL work";  // the current case, for errors; read by m_timer
+  CaseSpec m_spec;
+  Layout m_layout;
+  OpArgs m_args;
+  bool m_prepared = false;
+  EventTimer m_timer;
+};
+
+NcclBackend::NcclBackend(const Setup& setup)
+    : m_versions(collect_versions(setup.device, setup.nccl_version)),
+      m_native_alltoall(nccl_detail::use_native_alltoall(setup.nccl_version)),
+      m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s),
+      m_timer(m_comm, m_stream.get(), m_what) {}
+
+Support NcclBackend::supports(const CaseSpec& spec) const {
+  const CollectiveInfo& coll = info(spec.collective);
+  if (!nccl_detail::to_nccl(spec.dtype)) {
+    return unsupported("NCCL " + m_versions.at("nccl") + " as built has no " + std::string(ccbench::name(spec.dtype)) +
+                       " type");
+  }
+  if (coll.has_reduce_op && !nccl_detail::to_nccl(spec.op)) {
+    return unsupported("NCCL has no " + std::string(ccbench::name(spec.op)) + " reduction");
+  }
+  if (spec.in_place && (spec.collective == Collective::AllToAll || spec.collective == Collective::SendRecv)) {
+    return unsupported("NCCL has no in-place " + std::string(coll.name) + " (send and receive buffers must differ)");
+  }
+  if (coll.has_root && (spec.root < 0 || spec.root >= m_comm.size())) {
+    return unsupported("root " + std::to_string(spec.root) + " is not a rank of this run (0.." +
+                       std::to_string(m_comm.size() - 1) + ")");
+  }
+  return Support{};
+}
+
+OpArgs NcclBackend::op_args(const CaseSpec& spec) const {
+  OpArgs args;
+  args.collective = spec.collective;
+  args.send = m_layout.send;
+  args.recv = m_layout.recv;
+  args.count = spec.count;
+  args.type_size = size_of(spec.dtype);
+  args.type = nccl_detail::to_nccl(spec.dtype).value_or(ncclFloat32);  // supports() checked it
+  args.op = nccl_detail::to_nccl(spec.op).value_or(ncclSum);
+  args.root = spec.root;
+  args.rank = m_comm.rank();
+  args.nranks = m_comm.size();
+  args.native_alltoall = m_native_alltoall;
+  args.stream = m_stream.get();
+  return args;
+}
+
+void NcclBackend::prepare(const CaseSpec& spec) {
+  const Support support = supports(spec);
+  if (!support.supported) {
+    throw BackendError("the NCCL backend cannot run " + describe(spec, m_comm.size()) + ": " + support.reason);
+  }
+  m_prepared = false;
+  wait();  // the previous case's ops may still use buffers that are about to grow
+  const nccl_detail::Footprint need = nccl_detail::footprint(spec, m_comm.size());
+  m_send_alloc.reserve(need.send_bytes);
+  m_recv_alloc.reserve(need.recv_bytes);
+  m_spec = spec;
+  m_layout = nccl_detail::layout(spec, m_comm.size(), m_comm.rank(), m_send_alloc.data(), m_recv_alloc.data());
+  m_args = op_args(spec);
+  m_what = describe(spec, m_comm.size());
+  m_prepared = true;
+}
+
+void NcclBackend::require_prepared() const {
+  if (!m_prepared) {
+    throw BackendError("the NCCL backend has no current case; prepare() must succeed first");
+  }
+}
+
+// The output is poisoned first (0xff bytes), so a result that was never written cannot pass as
+// correct; in place, the input copy then overwrites its own part of it.
+void NcclBackend::fill_pattern() {
+  require_prepared();
+  wait();
+  std::vector<std::byte> input(m_layout.send_bytes);
+  fill_input(m_spec, m_comm.size(), m_comm.rank(), input.data());
+  const cudaStream_t stream = m_stream.get();
+  if (m_layout.recv_bytes > 0) {
+    cuda_check(cudaMemsetAsync(m_layout.recv, 0xff, m_layout.recv_bytes, stream), "cudaMemsetAsync");
+  }
+  if (!input.empty()) {
+    cuda_check(cudaMemcpyAsync(m_layout.send, input.data(), input.size(), cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync (input pattern to device)");
+  }
+  wait();  // `input` must outlive the copy
+}
+
+void NcclBackend::enqueue() {
+  require_prepared();
+  m_args.comm = m_comm.get();
+  m_comm.complete(nccl_detail::launch(m_args), m_what);
+}
+
+void NcclBackend::wait() {
+  const cudaStream_t stream = m_stream.get();
+  m_comm.wait_until([stream] { return nccl_detail::stream_done(stream); }, m_what);
+}
+
+std::uint64_t NcclBackend::count_wrong() {
+  require_prepared();
+  wait();
+  if (!has_checked_output(m_spec, m_comm.rank())) {
+    return 0;
+  }
+  std::vector<std::byte> output(m_layout.recv_bytes);
+  if (!output.empty()) {
+    cuda_check(cudaMemcpyAsync(output.data(), m_layout.recv, output.size(), cudaMemcpyDeviceToHost, m_stream.get()),
+               "cudaMemcpyAsync (output to host)");
+    wait();
+  }
+  return ccbench::count_wrong(m_spec, m_comm.size(), m_comm.rank(), output.data());
+}
+
+}  // namespace
+
+int visible_cuda_devices() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear it, so later CUDA calls do not report it
+    return 0;
+  }
+  return count;
+}
+
+std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s) {
+  Setup setup;
+  setup.nccl_version = loaded_nccl_version();
+  select_device_everywhere(group, local_rank, local_size, setup.nccl_version);
+  setup.device = local_rank;
+  setup.id = share_unique_id(group);
+  setup.rank = group.rank();
+  setup.nranks = group.size();
+  setup.timeout_s = timeout_s;
+  return std::make_unique<NcclBackend>(setup);
+}
+
+}  // namespace ccbench

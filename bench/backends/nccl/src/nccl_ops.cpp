@@ -1,0 +1,125 @@
+#include "nccl_ops.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "ccbench/errors.hpp"
+#include "nccl_compat.hpp"
+
+namespace ccbench::nccl_detail {
+namespace {
+
+std::size_t span_bytes(Span span, const CaseSpec& spec, int nranks) {
+  return elements(span, spec.count, nranks) * size_of(spec.dtype);
+}
+
+// In a group, calls only queue work; ncclInProgress is not a failure (ncclGroupEnd settles it).
+bool failed(ncclResult_t result) { return result != ncclSuccess && result != ncclInProgress; }
+
+// Runs `calls` between ncclGroupStart and ncclGroupEnd; the group is always closed.
+template <typename Calls>
+ncclResult_t grouped(Calls&& calls) {
+  const ncclResult_t started = ncclGroupStart();
+  if (started != ncclSuccess) {
+    return started;
+  }
+  const ncclResult_t queued = calls();
+  const ncclResult_t ended = ncclGroupEnd();
+  return failed(queued) ? queued : ended;
+}
+
+ncclResult_t ring_sendrecv(const OpArgs& a) {
+  const int next = (a.rank + 1) % a.nranks;
+  const int prev = (a.rank - 1 + a.nranks) % a.nranks;
+  return grouped([&a, next, prev] {
+    const ncclResult_t sent = ncclSend(a.send, a.count, a.type, next, a.comm, a.stream);
+    return failed(sent) ? sent : ncclRecv(a.recv, a.count, a.type, prev, a.comm, a.stream);
+  });
+}
+
+// Block `peer` of the input goes to `peer`; block `peer` of the output comes from `peer`.
+ncclResult_t grouped_alltoall(const OpArgs& a) {
+  const std::size_t block = a.count * a.type_size;
+  return grouped([&a, block] {
+    for (int peer = 0; peer < a.nranks; ++peer) {
+      const std::size_t offset = static_cast<std::size_t>(peer) * block;
+      const ncclResult_t sent = ncclSend(a.send + offset, a.count, a.type, peer, a.comm, a.stream);
+      if (failed(sent)) {
+        return sent;
+      }
+      const ncclResult_t received = ncclRecv(a.recv + offset, a.count, a.type, peer, a.comm, a.stream);
+      if (failed(received)) {
+        return received;
+      }
+    }
+    return ncclSuccess;
+  });
+}
+
+}  // namespace
+
+Footprint footprint(const CaseSpec& spec, int nranks) {
+  const CollectiveInfo& coll = info(spec.collective);
+  const std::size_t send = span_bytes(coll.send, spec, nranks);
+  const std::size_t recv = span_bytes(coll.recv, spec, nranks);
+  if (spec.in_place) {
+    return Footprint{0, std::max(send, recv)};
+  }
+  return Footprint{send, recv};
+}
+
+Layout layout(const CaseSpec& spec, int nranks, int rank, std::byte* send_alloc, std::byte* recv_alloc) {
+  const CollectiveInfo& coll = info(spec.collective);
+  Layout l;
+  l.send_bytes = span_bytes(coll.send, spec, nranks);
+  l.recv_bytes = span_bytes(coll.recv, spec, nranks);
+  if (!spec.in_place) {
+    l.send = send_alloc;
+    l.recv = recv_alloc;
+    return l;
+  }
+  const std::size_t own_block = static_cast<std::size_t>(rank) * spec.count * size_of(spec.dtype);
+  switch (spec.collective) {
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      l.send = recv_alloc;
+      l.recv = recv_alloc;
+      return l;
+    case Collective::AllGather:
+      l.send = recv_alloc + own_block;
+      l.recv = recv_alloc;
+      return l;
+    case Collective::ReduceScatter:
+      l.send = recv_alloc;
+      l.recv = recv_alloc + own_block;
+      return l;
+    case Collective::AllToAll:
+    case Collective::SendRecv:
+      break;
+  }
+  throw BackendError("NCCL has no in-place " + std::string(coll.name));
+}
+
+ncclResult_t launch(const OpArgs& a) {
+  switch (a.collective) {
+    case Collective::AllReduce:
+      return ncclAllReduce(a.send, a.recv, a.count, a.type, a.op, a.comm, a.stream);
+    case Collective::AllGather:
+      return ncclAllGather(a.send, a.recv, a.count, a.type, a.comm, a.stream);
+    case Collective::ReduceScatter:
+      return ncclReduceScatter(a.send, a.recv, a.count, a.type, a.op, a.comm, a.stream);
+    case Collective::Broadcast:
+      return ncclBroadcast(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream);
+    case Collective::Reduce:
+      return ncclReduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm, a.stream);
+    case Collective::AllToAll:
+      return a.native_alltoall ? native_alltoall(a.send, a.recv, a.count, a.type, a.comm, a.stream)
+                               : grouped_alltoall(a);
+    case Collective::SendRecv:
+      return ring_sendrecv(a);
+  }
+  return ncclInvalidArgument;
+}
+
+}  // namespace ccbench::nccl_detail
