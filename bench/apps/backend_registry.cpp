@@ -14,14 +14,6 @@ namespace {
 
 constexpr bool kNcclBuilt = CCBENCH_HAVE_NCCL == 1;
 
-int visible_gpus() {
-#if CCBENCH_HAVE_NCCL
-  return visible_cuda_devices();
-#else
-  return 0;
-#endif
-}
-
 std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, double timeout_s) {
 #if CCBENCH_HAVE_NCCL
   return make_nccl_backend(group, placement.local_rank, placement.local_size, timeout_s);
@@ -35,14 +27,21 @@ std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, dou
 
 }  // namespace
 
-void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host) {
+int visible_gpus() {
+#if CCBENCH_HAVE_NCCL
+  return visible_cuda_devices();
+#else
+  return 0;
+#endif
+}
+
+void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, int gpus) {
   if (choice != BackendChoice::Nccl) {
     return;
   }
   if (!kNcclBuilt) {
     throw UsageError("--backend nccl: this build has no NCCL backend; reconfigure with -DCCBENCH_NCCL=ON");
   }
-  const int gpus = visible_gpus();
   if (gpus == 0) {
     throw UsageError("--backend nccl: no CUDA GPU is visible on " + host +
                      "; use --backend mpi for host memory, or check the driver and CUDA_VISIBLE_DEVICES");

@@ -18,9 +18,12 @@ struct RankPlacement {
 /// `auto` -> nccl when NCCL was built and a CUDA device is visible, else mpi.
 BackendChoice resolve_backend(BackendChoice requested);
 
+/// CUDA devices this process sees (0 without NCCL support, a driver or a device).
+int visible_gpus();
+
 /// Local checks (no communication): throws UsageError when the backend was not built or cannot
-/// run on this host (no GPU visible, more ranks on the host than GPUs).
-void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host);
+/// run on this host with `gpus` visible (none, or more ranks on the host than GPUs).
+void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, int gpus);
 
 /// Collective. Throws UsageError when the backend cannot run (see check_can_run).
 std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement, double timeout_s);

@@ -304,7 +304,7 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   Layout layout = discover_layout(world);
   const BackendChoice choice = resolve_backend(config.backend);
   agreed(world, coll.bench, [&] {  // local checks first, so no rank enters set-up alone
-    check_can_run(choice, layout.placement, layout.hosts.size() == 1 ? "this host" : local_hostname());
+    check_can_run(choice, layout.placement, local_hostname(), visible_gpus());
     return true;
   });
   auto backend =

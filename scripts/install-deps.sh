@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what ccbench needs to build and test, from Debian/Ubuntu packages, when missing.
+# CUDA and NCCL are optional and not installed here (they come with the CUDA toolkit).
+set -euo pipefail
+
+packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
+  libcli11-dev libgtest-dev python3 python3-jsonschema clang-format)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then
+    sudo=(sudo)
+  else
+    echo "install-deps: missing packages: ${missing[*]}; run as root: apt-get install -y ${missing[*]}" >&2
+    exit 2
+  fi
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

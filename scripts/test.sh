@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Every test: install what is missing, then
+#   1. the default build (CUDA/NCCL/verbs AUTO, warnings as errors): unit, mpi and gpu tiers
+#      (gpu tests report *skipped* where no GPU is visible);
+#   2. a build with CUDA, NCCL and verbs OFF: it must configure, build and pass its tests;
+#   3. clang-format over the sources.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+"$CCBENCH_ROOT/scripts/install-deps.sh"
+jobs=$(nproc)
+
+echo "== default build ($CCBENCH_BUILD)"
+ccbench_configure "$CCBENCH_BUILD" -DCCBENCH_WERROR=ON
+cmake --build "$CCBENCH_BUILD" --parallel "$jobs"
+(cd "$CCBENCH_BUILD" && ctest --output-on-failure --timeout 600)
+
+echo "== build with CUDA, NCCL and verbs OFF ($CCBENCH_BUILD-minimal)"
+ccbench_configure "$CCBENCH_BUILD-minimal" -DCCBENCH_WERROR=ON -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF \
+  -DCCBENCH_VERBS=OFF >/dev/null
+cmake --build "$CCBENCH_BUILD-minimal" --parallel "$jobs"
+(cd "$CCBENCH_BUILD-minimal" && ctest --output-on-failure --timeout 600)
+
+echo "== clang-format"
+cd "$CCBENCH_ROOT"
+git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
+echo "clang-format: clean"

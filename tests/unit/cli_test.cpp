@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ccbench/config.hpp"
+#include "ccbench/errors.hpp"
+
+namespace ccbench {
+namespace {
+
+std::variant<RunConfig, EarlyExit> parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "allreduce_bench");
+  return parse_command_line(Collective::AllReduce, args);
+}
+
+RunConfig config(std::vector<const char*> args) { return std::get<RunConfig>(parse(std::move(args))); }
+
+std::string error_of(std::vector<const char*> args) {
+  try {
+    parse(std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Cli, NcclTestsShortFlags) {
+  const RunConfig c = config(
+      {"-b", "8", "-e", "4M", "-f", "4", "-c", "1", "-n", "20", "-w", "3", "-d", "half", "-o", "max", "-r", "1"});
+  EXPECT_EQ(c.min_bytes, 8U);
+  EXPECT_EQ(c.max_bytes, 4U << 20);
+  EXPECT_DOUBLE_EQ(c.step_factor, 4.0);
+  EXPECT_TRUE(c.check);
+  EXPECT_EQ(c.iters, 20U);
+  EXPECT_EQ(c.warmup_iters, 3U);
+  EXPECT_EQ(c.dtype, DType::Float16);
+  EXPECT_EQ(c.op, ReduceOp::Max);
+  EXPECT_EQ(c.root, 1);
+  EXPECT_EQ(c.argv.size(), 19U);  // the program and 18 arguments
+}
+
+TEST(Cli, Defaults) {
+  const RunConfig c = config({});
+  EXPECT_EQ(c.backend, BackendChoice::Auto);
+  EXPECT_EQ(c.timing, TimingMode::Batch);
+  EXPECT_EQ(c.placement, Placement::Both);
+  EXPECT_FALSE(c.iters);
+  EXPECT_FALSE(c.check);
+  EXPECT_TRUE(config({"--check"}).check);
+  EXPECT_FALSE(config({"-c", "0"}).check);
+}
+
+TEST(Cli, LongFlags) {
+  const RunConfig c =
+      config({"--backend", "mpi", "--timing", "per_op", "--placement", "in", "--target-ci", "0.02", "--time-budget",
+              "0.5", "--timeout", "30", "--out", "-", "--label", "x", "--samples", "--peak-GBps", "450"});
+  EXPECT_EQ(c.backend, BackendChoice::Mpi);
+  EXPECT_EQ(c.timing, TimingMode::PerOp);
+  EXPECT_EQ(c.placement, Placement::InPlace);
+  EXPECT_DOUBLE_EQ(c.target_ci, 0.02);
+  EXPECT_DOUBLE_EQ(c.time_budget_s, 0.5);
+  EXPECT_DOUBLE_EQ(c.timeout_s, 30);
+  EXPECT_EQ(c.out_path, "-");
+  EXPECT_EQ(c.label, "x");
+  EXPECT_TRUE(c.keep_samples);
+  EXPECT_EQ(c.peak_GBps, 450.0);
+}
+
+TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases{
+      {{"-b", "1M", "-e", "1K"}, "--min-bytes 1M is larger than --max-bytes 1K"},
+      {{"-f", "1"}, "--step-factor 1 must be greater than 1"},
+      {{"-d", "float128"}, "--dtype 'float128' is not one of: int8"},
+      {{"--backend", "foo"}, "--backend 'foo' is not one of: auto, mpi, nccl"},
+      {{"-n", "-3"}, "--iters -3 must be at least 1"},
+      {{"-n", "0"}, "--iters 0 must be at least 1"},
+      {{"-o", "xor"}, "--op 'xor' is not one of: sum"},
+      {{"-b", "12Q"}, "--min-bytes '12Q' is not a size"},
+      {{"--timing", "fast"}, "--timing 'fast' is not batch or per_op"},
+      {{"-c", "2"}, "--check 2 must be 0 or 1"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+      {{"--target-ci", "0"}, "--target-ci 0 must be a fraction"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const std::string message = error_of(args);
+    EXPECT_NE(message.find(expected), std::string::npos) << "got: " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+  }
+}
+
+TEST(Cli, HelpAndVersionExitEarly) {
+  const auto help = parse({"--help"});
+  ASSERT_TRUE(std::holds_alternative<EarlyExit>(help));
+  EXPECT_NE(std::get<EarlyExit>(help).text.find("--min-bytes"), std::string::npos);
+  const auto version = parse({"--version"});
+  ASSERT_TRUE(std::holds_alternative<EarlyExit>(version));
+  EXPECT_EQ(std::get<EarlyExit>(version).text.rfind("ccbench ", 0), 0U);
+}
+
+TEST(Sizes, ParseAndFormatBinarySuffixes) {
+  EXPECT_EQ(parse_bytes("8"), 8U);
+  EXPECT_EQ(parse_bytes("1K"), 1024U);
+  EXPECT_EQ(parse_bytes("4M"), 4U << 20);
+  EXPECT_EQ(parse_bytes("2G"), std::uint64_t{2} << 30);
+  EXPECT_EQ(parse_bytes("16KiB"), 16U << 10);
+  EXPECT_EQ(parse_bytes("64B"), 64U);
+  EXPECT_FALSE(parse_bytes(""));
+  EXPECT_FALSE(parse_bytes("M"));
+  EXPECT_FALSE(parse_bytes("-1"));
+  EXPECT_FALSE(parse_bytes("99999999999999999999"));
+  EXPECT_FALSE(parse_bytes("17179869184T"));  // overflows 64 bits
+  EXPECT_EQ(format_bytes(8), "8");
+  EXPECT_EQ(format_bytes(4096), "4K");
+  EXPECT_EQ(format_bytes(3U << 20), "3M");
+  EXPECT_EQ(format_bytes(1500), "1500");
+}
+
+TEST(Sizes, SweepIncludesBothEndsWhenReached) {
+  EXPECT_EQ(sweep_sizes(8, 128, 2), (std::vector<std::uint64_t>{8, 16, 32, 64, 128}));
+  EXPECT_EQ(sweep_sizes(8, 4 << 20, 4).size(), 10U);  // 8 .. 2M; 8M is past the end
+  EXPECT_EQ(sweep_sizes(1024, 1024, 2), (std::vector<std::uint64_t>{1024}));
+  EXPECT_TRUE(sweep_sizes(2, 1, 2).empty());
+  EXPECT_TRUE(sweep_sizes(1, 2, 1).empty());
+}
+
+}  // namespace
+}  // namespace ccbench

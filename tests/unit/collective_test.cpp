@@ -1,0 +1,67 @@
+// S and busbw factors against nccl-tests' doc/PERFORMANCE.md, for n = 2, 4, 8.
+#include "ccbench/collective.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ccbench {
+namespace {
+
+struct Expected {
+  Collective coll;
+  int n;
+  double factor;          // nccl-tests: allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; else 1
+  std::uint64_t s_bytes;  // S for count = 1000 float32 elements
+};
+
+class CollectiveTable : public ::testing::TestWithParam<Expected> {};
+
+TEST_P(CollectiveTable, FactorAndAlgbwBytesMatchNcclTests) {
+  const Expected e = GetParam();
+  const auto& row = info(e.coll);
+  EXPECT_DOUBLE_EQ(bus_factor(row.factor, e.n), e.factor) << row.name << " n=" << e.n;
+  EXPECT_EQ(algbw_bytes(row, 1000, 4, e.n), e.s_bytes) << row.name << " n=" << e.n;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NcclTests, CollectiveTable,
+    ::testing::Values(Expected{Collective::AllReduce, 2, 1.0, 4000}, Expected{Collective::AllReduce, 4, 1.5, 4000},
+                      Expected{Collective::AllReduce, 8, 1.75, 4000}, Expected{Collective::AllGather, 2, 0.5, 8000},
+                      Expected{Collective::AllGather, 4, 0.75, 16000}, Expected{Collective::AllGather, 8, 0.875, 32000},
+                      Expected{Collective::ReduceScatter, 2, 0.5, 8000},
+                      Expected{Collective::ReduceScatter, 4, 0.75, 16000},
+                      Expected{Collective::ReduceScatter, 8, 0.875, 32000},
+                      Expected{Collective::AllToAll, 2, 0.5, 8000}, Expected{Collective::AllToAll, 4, 0.75, 16000},
+                      Expected{Collective::AllToAll, 8, 0.875, 32000}, Expected{Collective::Broadcast, 2, 1.0, 4000},
+                      Expected{Collective::Broadcast, 4, 1.0, 4000}, Expected{Collective::Broadcast, 8, 1.0, 4000},
+                      Expected{Collective::Reduce, 2, 1.0, 4000}, Expected{Collective::Reduce, 4, 1.0, 4000},
+                      Expected{Collective::Reduce, 8, 1.0, 4000}, Expected{Collective::SendRecv, 2, 1.0, 4000},
+                      Expected{Collective::SendRecv, 4, 1.0, 4000}, Expected{Collective::SendRecv, 8, 1.0, 4000}));
+
+TEST(CollectiveTable, CountForBytesIsPerRankForGatherScatterAndAlltoall) {
+  // nccl-tests: the size is the whole buffer; count is per rank (per peer for alltoall).
+  EXPECT_EQ(count_for_bytes(info(Collective::AllGather), 4096, 4, 4), 256U);
+  EXPECT_EQ(count_for_bytes(info(Collective::ReduceScatter), 4096, 4, 8), 128U);
+  EXPECT_EQ(count_for_bytes(info(Collective::AllToAll), 4096, 4, 2), 512U);
+  EXPECT_EQ(count_for_bytes(info(Collective::AllReduce), 4096, 4, 8), 1024U);
+  EXPECT_EQ(count_for_bytes(info(Collective::AllGather), 8, 4, 4), 0U);  // below one element per rank
+}
+
+TEST(CollectiveTable, BufferSpans) {
+  EXPECT_EQ(elements(info(Collective::AllGather).send, 10, 4), 10U);
+  EXPECT_EQ(elements(info(Collective::AllGather).recv, 10, 4), 40U);
+  EXPECT_EQ(elements(info(Collective::ReduceScatter).send, 10, 4), 40U);
+  EXPECT_EQ(elements(info(Collective::ReduceScatter).recv, 10, 4), 10U);
+  EXPECT_EQ(elements(info(Collective::AllToAll).recv, 10, 4), 40U);
+}
+
+TEST(CollectiveTable, NamesRoundTrip) {
+  for (const auto& row : all_collectives()) {
+    EXPECT_EQ(parse_collective(row.name), row.id);
+    EXPECT_EQ(parse_collective(row.bench), row.id);
+    EXPECT_EQ(&info(row.id), &row);
+  }
+  EXPECT_FALSE(parse_collective("allreduce"));
+}
+
+}  // namespace
+}  // namespace ccbench

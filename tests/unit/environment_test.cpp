@@ -1,0 +1,42 @@
+#include "ccbench/environment.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ccbench {
+namespace {
+
+TEST(Environment, AllowListTakesCommunicationVariablesOnly) {
+  const char* env[] = {"NCCL_ALGO=Ring",
+                       "NCCL_IB_HCA=mlx5_0,mlx5_1",
+                       "UCX_TLS=rc",
+                       "OMPI_MCA_btl=tcp,self",
+                       "CUDA_VISIBLE_DEVICES=0,1",
+                       "HOME=/root",
+                       "AWS_SECRET_ACCESS_KEY=abc",
+                       "NCCL_SECRET_TOKEN=abc",
+                       "OMPI_MCA_orte_precondition_transports=deadbeef",
+                       "OMPI_MCA_orte_hnp_uri=tcp://1.2.3.4",
+                       "PATH=/usr/bin",
+                       "MALFORMED",
+                       nullptr};
+  const auto vars = communication_variables(env);
+  EXPECT_EQ(vars.size(), 5U);
+  EXPECT_EQ(vars.at("NCCL_IB_HCA"), "mlx5_0,mlx5_1");
+  EXPECT_EQ(vars.at("OMPI_MCA_btl"), "tcp,self");
+  EXPECT_FALSE(vars.contains("HOME"));
+  EXPECT_FALSE(vars.contains("NCCL_SECRET_TOKEN"));
+  EXPECT_FALSE(vars.contains("OMPI_MCA_orte_precondition_transports"));
+  EXPECT_FALSE(vars.contains("OMPI_MCA_orte_hnp_uri"));
+}
+
+TEST(Environment, TimesAndIds) {
+  EXPECT_EQ(utc_now_iso8601().size(), std::string("2026-11-22T04:05:06.123Z").size());
+  EXPECT_EQ(utc_now_iso8601().back(), 'Z');
+  EXPECT_EQ(utc_now_compact().size(), std::string("20261122T040506Z").size());
+  EXPECT_EQ(make_run_id().size(), 16U);
+  EXPECT_NE(make_run_id(), make_run_id());
+  EXPECT_FALSE(local_hostname().empty());
+}
+
+}  // namespace
+}  // namespace ccbench

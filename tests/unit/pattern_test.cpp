@@ -1,0 +1,141 @@
+// Verification patterns: exact values, and a host-side reference of each collective that the
+// pattern's expected output must accept (and a corrupted output must fail).
+#include "ccbench/pattern.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace ccbench {
+namespace {
+
+// Reference implementations of the collectives over per-rank float buffers.
+std::vector<std::vector<float>> inputs(const CaseSpec& spec, int n) {
+  std::vector<std::vector<float>> in(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    in[static_cast<std::size_t>(r)].resize(elements(info(spec.collective).send, spec.count, n));
+    fill_input(spec, n, r, in[static_cast<std::size_t>(r)].data());
+  }
+  return in;
+}
+
+float reduce(ReduceOp op, float a, float b) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      return a + b;
+    case ReduceOp::Prod:
+      return a * b;
+    case ReduceOp::Max:
+      return std::max(a, b);
+    case ReduceOp::Min:
+      return std::min(a, b);
+  }
+  return 0;
+}
+
+std::vector<float> reference_output(const CaseSpec& spec, int n, int rank) {
+  const auto in = inputs(spec, n);
+  const auto c = spec.count;
+  const auto r = static_cast<std::size_t>(rank);
+  std::vector<float> out(elements(info(spec.collective).recv, c, n));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    switch (spec.collective) {
+      case Collective::AllReduce:
+      case Collective::Reduce:
+      case Collective::ReduceScatter: {
+        const std::size_t at = spec.collective == Collective::ReduceScatter ? r * c + i : i;
+        float acc = in[0][at];
+        for (std::size_t q = 1; q < in.size(); ++q) {
+          acc = reduce(spec.op, acc, in[q][at]);
+        }
+        out[i] = spec.op == ReduceOp::Avg ? acc / static_cast<float>(n) : acc;
+        break;
+      }
+      case Collective::AllGather:
+        out[i] = in[i / c][i % c];
+        break;
+      case Collective::AllToAll:
+        out[i] = in[i / c][r * c + i % c];
+        break;
+      case Collective::Broadcast:
+        out[i] = in[static_cast<std::size_t>(spec.root)][i];
+        break;
+      case Collective::SendRecv:
+        out[i] = in[(r + static_cast<std::size_t>(n) - 1) % static_cast<std::size_t>(n)][i];
+        break;
+    }
+  }
+  return out;
+}
+
+TEST(Pattern, ReferenceOutputsHaveNoWrongElementsAndCorruptionIsCounted) {
+  for (const auto& row : all_collectives()) {
+    for (const ReduceOp op : all_reduce_ops()) {
+      for (const int n : {2, 3, 4, 8}) {
+        const CaseSpec spec{row.id, DType::Float32, op, n - 1, false, 37};
+        for (int rank = 0; rank < n; ++rank) {
+          auto out = reference_output(spec, n, rank);
+          ASSERT_EQ(count_wrong(spec, n, rank, out.data()), 0U) << row.name << " " << name(op) << " n=" << n;
+          if (!has_checked_output(spec, rank)) {
+            continue;
+          }
+          out[5] += 1.0F;
+          out[out.size() - 1] = -1.0F;
+          EXPECT_EQ(count_wrong(spec, n, rank, out.data()), 2U) << row.name << " " << name(op);
+        }
+      }
+    }
+  }
+}
+
+TEST(Pattern, EveryDtypeRoundTripsThroughFillAndCheck) {
+  // Broadcast: the output of every rank is the root's input, so the root's filled buffer
+  // must check clean on another rank, in every element type; one flipped byte is one wrong element.
+  for (const DType t : all_dtypes()) {
+    const int n = 4;
+    const CaseSpec spec{Collective::Broadcast, t, ReduceOp::Sum, 2, false, 300};
+    std::vector<unsigned char> buf(300 * size_of(t));
+    fill_input(spec, n, spec.root, buf.data());
+    EXPECT_EQ(count_wrong(spec, n, 1, buf.data()), 0U) << name(t);
+    buf[7 * size_of(t)] ^= 0x01;
+    EXPECT_EQ(count_wrong(spec, n, 1, buf.data()), 1U) << name(t);
+    // And a reduction's expected values are never met by an all-zero output.
+    const CaseSpec sum{Collective::AllReduce, t, ReduceOp::Sum, 0, false, 300};
+    std::vector<unsigned char> zeros(300 * size_of(t), 0);
+    EXPECT_EQ(count_wrong(sum, 8, 0, zeros.data()), 300U) << name(t);
+  }
+}
+
+TEST(Pattern, HalfAndBfloat16ConversionsAreExactForSmallIntegers) {
+  for (int v = -2048; v <= 2048; ++v) {
+    EXPECT_EQ(half_to_float(float_to_half(static_cast<float>(v))), static_cast<float>(v));
+  }
+  for (int v = -256; v <= 256; ++v) {
+    EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(static_cast<float>(v))), static_cast<float>(v));
+  }
+  EXPECT_EQ(float_to_half(1.0F), 0x3c00);
+  EXPECT_EQ(float_to_half(65504.0F), 0x7bff);
+  EXPECT_EQ(float_to_half(1e6F), 0x7c00);                     // overflow -> inf
+  EXPECT_EQ(float_to_half(2049.0F), 0x6800);                  // ties to even: 2048
+  EXPECT_EQ(half_to_float(0x0001), 5.9604644775390625e-08F);  // smallest subnormal
+  EXPECT_EQ(float_to_bfloat16(1.0F), 0x3f80);
+  EXPECT_EQ(float_to_bfloat16(257.0F), 0x4380);  // ties to even: 256
+}
+
+TEST(Pattern, ProdIsTwoForAnyRankCount) {
+  for (const int n : {2, 5, 64}) {
+    const CaseSpec spec{Collective::AllReduce, DType::Int8, ReduceOp::Prod, 0, false, 130};
+    for (std::uint64_t i = 0; i < 130; ++i) {
+      std::int64_t prod = 1;
+      for (int r = 0; r < n; ++r) {
+        prod *= pattern_input(spec, n, r, i);
+      }
+      EXPECT_EQ(prod, 2);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ccbench

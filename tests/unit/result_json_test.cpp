@@ -1,0 +1,112 @@
+#include "ccbench/result_json.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ccbench {
+namespace {
+
+ResultDocument sample_document() {
+  ResultDocument doc;
+  doc.run = {"0123456789abcdef",
+             "2026-11-22T04:00:00.000Z",
+             "2026-11-22T04:00:01.500Z",
+             {"allreduce_bench", "-b", "8"},
+             "0.1.0",
+             "abc",
+             "before-upgrade",
+             "allreduce_bench"};
+  doc.environment.hosts = {{"node0", {0, 1}}, {"node1", {2, 3}}};
+  doc.environment.libraries = {{"mpi", "Open MPI v4.1.4"}};
+  doc.environment.variables = {{"NCCL_ALGO", "Ring"}};
+  CaseResult r;
+  r.benchmark = "allreduce_bench";
+  r.backend = "mpi";
+  r.timing = TimingMode::PerOp;
+  r.clock = "host steady_clock";
+  r.spec = {Collective::AllReduce, DType::Bfloat16, ReduceOp::Max, 0, true, 1024};
+  r.ranks = 4;
+  r.nodes = 2;
+  r.size_bytes = 2048;
+  r.ops_per_sample = 1;
+  r.stop_reason = StopReason::TimeBudget;
+  r.time = Summary{12, 1e-6, 2e-6, 2.5e-6, 4e-6, 5e-6, 6e-6, 1e-6, {1.5e-6, 3e-6}};
+  r.samples_s = {1e-6, 2e-6};
+  r.bus_factor = 1.5;
+  r.algbw_GBps = 1.024;
+  r.busbw_GBps = 1.536;
+  r.busbw_mean_GBps = 1.2288;
+  r.peak_GBps = 450.0;
+  r.pct_of_peak = 0.34;
+  r.peak_basis = "given";
+  r.wrong_elements = 0;
+  r.elapsed_s = 0.25;
+  doc.results.push_back(r);
+  CaseResult skipped = r;
+  skipped.status = CaseStatus::Skipped;
+  skipped.reason = "MPI has no bfloat16 type";
+  skipped.time.reset();
+  skipped.stop_reason.reset();
+  skipped.wrong_elements.reset();
+  skipped.peak_GBps.reset();
+  skipped.pct_of_peak.reset();
+  skipped.peak_basis.clear();
+  skipped.samples_s.clear();
+  doc.results.push_back(skipped);
+  return doc;
+}
+
+TEST(ResultJson, RoundTripKeepsEveryField) {
+  const ResultDocument doc = sample_document();
+  const nlohmann::json j = to_json(doc);
+  EXPECT_EQ(j.at("schema"), "ccbench.result");
+  EXPECT_EQ(j.at("schema_version"), "1.0.0");
+  const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
+  EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
+}
+
+TEST(ResultJson, UnitsAndNullsAsDocumented) {
+  const nlohmann::json j = to_json(sample_document());
+  const auto& r = j.at("results").at(0);
+  EXPECT_DOUBLE_EQ(r.at("time").at("p50_us").get<double>(), 2.0);
+  EXPECT_EQ(r.at("redop"), "max");
+  EXPECT_EQ(r.at("root"), nullptr);  // all_reduce has no root
+  EXPECT_EQ(r.at("timing"), "per_op");
+  const auto& s = j.at("results").at(1);
+  EXPECT_EQ(s.at("time"), nullptr);
+  EXPECT_EQ(s.at("wrong_elements"), nullptr);
+  EXPECT_EQ(s.at("peak_GBps"), nullptr);
+  EXPECT_EQ(s.at("status"), "skipped");
+}
+
+TEST(ResultJson, ForeignAndMalformedDocumentsThrow) {
+  nlohmann::json j = to_json(sample_document());
+  j["schema"] = "something.else";
+  EXPECT_THROW(document_from_json(j), std::runtime_error);
+  j = to_json(sample_document());
+  j["results"][0]["status"] = "great";
+  EXPECT_THROW(document_from_json(j), std::runtime_error);
+  j = to_json(sample_document());
+  j["results"][0].erase("size_bytes");
+  EXPECT_THROW(document_from_json(j), std::exception);
+}
+
+TEST(AtomicWrite, ReplacesTheFileAndLeavesNoTemporary) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ccbench-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "r.json";
+  write_file_atomically(path, "first");
+  write_file_atomically(path, "second");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "second");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}), 1);
+  EXPECT_THROW(write_file_atomically(dir / "missing" / "r.json", "x"), std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ccbench

@@ -1,0 +1,198 @@
+// The runner with a fake group (one rank) and a fake backend whose clock is scripted, so the
+// sampling, stopping and summarising logic is tested without MPI or wall-clock time.
+#include "ccbench/runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+
+#include "ccbench/pattern.hpp"
+
+namespace ccbench {
+namespace {
+
+class SoloGroup final : public Group {
+ public:
+  [[nodiscard]] int rank() const override { return 0; }
+  [[nodiscard]] int size() const override { return 1; }
+  void barrier() override { ++barriers; }
+  void max_all(std::span<double> /*values*/) override { ++reductions; }
+  void sum_all(std::span<std::uint64_t> /*values*/) override {}
+  void broadcast(std::span<std::byte> /*bytes*/, int /*root*/) override {}
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine}; }
+  int barriers = 0;
+  int reductions = 0;
+};
+
+/// Each timer.stop() returns ops_since_start x the next scripted per-op time.
+class ScriptedTimer final : public Timer {
+ public:
+  void start() override { ops = 0; }
+  double stop() override {
+    const double t = per_op.empty() ? 1e-3 : per_op.front();
+    if (per_op.size() > 1) {
+      per_op.pop_front();
+    }
+    return t * static_cast<double>(ops);
+  }
+  [[nodiscard]] std::string clock() const override { return "scripted"; }
+  std::deque<double> per_op;
+  std::uint64_t ops = 0;
+};
+
+/// A one-rank all-reduce is a copy; `corrupt` makes it wrong.
+class FakeBackend final : public Backend {
+ public:
+  [[nodiscard]] std::string name() const override { return "fake"; }
+  [[nodiscard]] std::map<std::string, std::string> versions() const override { return {}; }
+  [[nodiscard]] Support supports(const CaseSpec& /*spec*/) const override { return {}; }
+  void prepare(const CaseSpec& spec) override {
+    m_spec = spec;
+    in.assign(spec.count, 0.0F);
+    out.assign(spec.count, 0.0F);
+  }
+  void fill_pattern() override { fill_input(m_spec, 1, 0, in.data()); }
+  void enqueue() override {
+    ++m_timer.ops;
+    ++enqueued;
+    std::memcpy(out.data(), in.data(), in.size() * sizeof(float));
+    if (corrupt) {
+      out[0] += 1.0F;
+    }
+  }
+  void wait() override {}
+  std::uint64_t count_wrong() override { return ccbench::count_wrong(m_spec, 1, 0, out.data()); }
+  Timer& timer() override { return m_timer; }
+
+  ScriptedTimer& scripted() { return m_timer; }
+  std::vector<float> in;
+  std::vector<float> out;
+  bool corrupt = false;
+  std::uint64_t enqueued = 0;
+
+ private:
+  CaseSpec m_spec;
+  ScriptedTimer m_timer;
+};
+
+const CaseSpec kSpec{Collective::AllReduce, DType::Float32, ReduceOp::Sum, 0, false, 64};
+
+TEST(Runner, FixedIterationsTakeExactlyThatManySamples) {
+  SoloGroup group;
+  FakeBackend backend;
+  SamplingPolicy policy;
+  policy.fixed_samples = 7;
+  policy.batch_ops = 3;
+  policy.warmup_iters = 2;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.samples_s.size(), 7U);
+  EXPECT_EQ(m.ops_per_sample, 3U);
+  EXPECT_EQ(m.stop_reason, StopReason::FixedIters);
+  EXPECT_EQ(backend.enqueued, 2U + 7U * 3U);
+  EXPECT_FALSE(m.wrong_elements);
+  for (double s : m.samples_s) {
+    EXPECT_DOUBLE_EQ(s, 1e-3);  // per op: the batch time divided by its ops
+  }
+}
+
+TEST(Runner, CalibratesBatchToAboutOneMillisecond) {
+  SoloGroup group;
+  FakeBackend backend;
+  backend.scripted().per_op = {1.0 / 4096};  // 244 us per op -> ceil(4.096) = 5 ops per sample
+  SamplingPolicy policy;
+  policy.fixed_samples = 2;
+  EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 5U);
+  EXPECT_EQ(batch_ops_for(5e-3), 1U);
+  EXPECT_EQ(batch_ops_for(0.0), SamplingPolicy::kMaxBatchOps);
+}
+
+TEST(Runner, PerOpTimingTakesOneOpPerSample) {
+  SoloGroup group;
+  FakeBackend backend;
+  SamplingPolicy policy;
+  policy.timing = TimingMode::PerOp;
+  policy.fixed_samples = 4;
+  EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 1U);
+}
+
+TEST(Runner, StopsOnTargetCiWhenSamplesAreSteady) {
+  SoloGroup group;
+  FakeBackend backend;  // every sample 1 ms: the CI has zero width
+  SamplingPolicy policy;
+  policy.min_samples = 10;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.stop_reason, StopReason::TargetCi);
+  EXPECT_EQ(m.samples_s.size(), 10U);
+  EXPECT_EQ(group.reductions, 2);  // calibration + one chunk: the decision is one collective per chunk
+}
+
+TEST(Runner, NoisySamplesRunIntoMaxSamples) {
+  SoloGroup group;
+  FakeBackend backend;
+  for (int i = 0; i < 400; ++i) {
+    backend.scripted().per_op.push_back(i % 2 == 0 ? 1e-3 : 3e-3);  // median CI never narrows
+  }
+  SamplingPolicy policy;
+  policy.batch_ops = 1;
+  policy.max_samples = 50;
+  policy.time_budget_s = 1e9;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.stop_reason, StopReason::MaxSamples);
+  EXPECT_EQ(m.samples_s.size(), 50U);
+}
+
+TEST(Runner, CheckCountsWrongElements) {
+  SoloGroup group;
+  FakeBackend backend;
+  SamplingPolicy policy;
+  policy.fixed_samples = 1;
+  policy.check = true;
+  EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).wrong_elements, 0U);
+  backend.corrupt = true;
+  EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).wrong_elements, 1U);
+}
+
+TEST(StopDecision, RulesInOrder) {
+  SamplingPolicy p;
+  p.min_samples = 10;
+  p.max_samples = 100;
+  p.time_budget_s = 1.0;
+  Summary s;
+  s.p50 = 1.0;
+  s.p50_ci95 = {0.5, 1.5};
+  s.n = 5;
+  EXPECT_FALSE(stop_decision(p, s, 5.0));  // below min samples, even past the budget
+  s.n = 10;
+  EXPECT_FALSE(stop_decision(p, s, 0.5));
+  EXPECT_EQ(stop_decision(p, s, 1.0), StopReason::TimeBudget);
+  s.p50_ci95 = {0.995, 1.005};
+  EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::TargetCi);
+  s.p50_ci95 = {0.5, 1.5};
+  s.n = 100;
+  EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::MaxSamples);
+  p.fixed_samples = 200;
+  EXPECT_FALSE(stop_decision(p, s, 100.0));  // fixed -n ignores the budget
+}
+
+TEST(Summarize, BandwidthsFromMedianAndMean) {
+  CaseResult r;
+  r.size_bytes = 1'000'000;
+  r.bus_factor = 1.5;
+  r.peak_GBps = 10.0;
+  Measurement m;
+  m.samples_s = {1e-3, 1e-3, 2e-3};  // median 1 ms, mean 4/3 ms
+  summarize_into(r, m, true);
+  EXPECT_DOUBLE_EQ(r.algbw_GBps, 1.0);
+  EXPECT_DOUBLE_EQ(r.busbw_GBps, 1.5);
+  EXPECT_NEAR(r.busbw_mean_GBps, 1.125, 1e-12);
+  EXPECT_DOUBLE_EQ(*r.pct_of_peak, 15.0);
+  EXPECT_EQ(r.samples_s.size(), 3U);
+  EXPECT_EQ(r.status, CaseStatus::Ok);
+  m.wrong_elements = 3;
+  summarize_into(r, m, false);
+  EXPECT_EQ(r.status, CaseStatus::Failed);
+}
+
+}  // namespace
+}  // namespace ccbench
