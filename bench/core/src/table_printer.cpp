@@ -5,15 +5,15 @@
 namespace ccbench {
 namespace {
 
-constexpr std::string_view kCellHeader = "    time   algbw   busbw  #wrong";
-constexpr std::string_view kCellUnits = "    (us)  (GB/s)  (GB/s)        ";
+constexpr std::string_view kCellHeader = "      time   algbw   busbw  #wrong";
+constexpr std::string_view kCellUnits = "      (us)  (GB/s)  (GB/s)        ";
 
 std::string cell(const CaseResult& r) {
   if (r.status == CaseStatus::Skipped || r.status == CaseStatus::TimedOut || !r.time) {
-    return fmt::format("  {:>30}", r.status == CaseStatus::TimedOut ? "timed out" : "skipped");
+    return fmt::format("  {:>32}", r.status == CaseStatus::TimedOut ? "timed out" : "skipped");
   }
   const std::string wrong = r.wrong_elements ? fmt::format("{}", *r.wrong_elements) : "n/a";
-  return fmt::format(" {:>7.2f} {:>7.2f} {:>7.2f} {:>7}", r.time->p50 * 1e6, r.algbw_GBps, r.busbw_GBps, wrong);
+  return fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>7}", r.time->p50 * 1e6, r.algbw_GBps, r.busbw_GBps, wrong);
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ void TablePrinter::header(const TableHeader& h) const {
   std::string names = fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>5}", "size", "count", "type", "redop", "root");
   std::string units = fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>5}", "(B)", "(elements)", "", "", "");
   for (bool in_place : m_in_place) {
-    groups += fmt::format(" {:^32}", in_place ? "in-place" : "out-of-place");
+    groups += fmt::format(" {:^34}", in_place ? "in-place" : "out-of-place");
     names += kCellHeader;
     units += kCellUnits;
   }
@@ -58,14 +58,22 @@ void TablePrinter::footer(const std::vector<CaseResult>& all, const std::string&
   double sum = 0.0;
   int measured = 0;
   std::uint64_t wrong = 0;
+  int checked = 0;
   for (const auto& r : all) {
     if (r.status == CaseStatus::Ok || r.status == CaseStatus::Failed) {
       sum += r.busbw_GBps;
       ++measured;
     }
-    wrong += r.wrong_elements.value_or(0);
+    if (r.wrong_elements) {
+      wrong += *r.wrong_elements;
+      ++checked;
+    }
   }
-  fmt::print(m_out, "# wrong elements: {}\n", wrong);
+  if (checked > 0) {
+    fmt::print(m_out, "# wrong elements: {} (in {} checked cases)\n", wrong, checked);
+  } else {
+    fmt::print(m_out, "# wrong elements: not checked (add -c 1)\n");
+  }
   fmt::print(m_out, "# avg bus bandwidth: {:.3f} GB/s (mean over {} cases; gate on one large size, not this)\n",
              measured > 0 ? sum / measured : 0.0, measured);
   if (!result_path.empty()) {
