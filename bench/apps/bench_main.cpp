@@ -112,7 +112,7 @@ class Session {
   [[nodiscard]] std::FILE* table_stream() const { return m_path == "-" ? stderr : stdout; }
   void start_document();
   [[nodiscard]] TableHeader table_header() const;
-  CaseResult base_result(std::uint64_t size, bool in_place) const;
+  [[nodiscard]] CaseResult base_result(std::uint64_t size, bool in_place) const;
   CaseResult run_case(Runner& runner, std::uint64_t size, bool in_place);
   void record(const CaseResult& result);
   void write_document();

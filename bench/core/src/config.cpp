@@ -99,7 +99,7 @@ std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t ma
   if (min_bytes == 0 || min_bytes > max_bytes || !(factor > 1.0)) {
     return sizes;
   }
-  double size = static_cast<double>(min_bytes);
+  auto size = static_cast<double>(min_bytes);
   while (size <= static_cast<double>(max_bytes) * (1.0 + 1e-12)) {
     sizes.push_back(static_cast<std::uint64_t>(std::llround(size)));
     size *= factor;

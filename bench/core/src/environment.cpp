@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <climits>
@@ -43,17 +44,8 @@ bool is_allowed_variable(std::string_view name) {
       return false;
     }
   }
-  for (auto prefix : kPrefixes) {
-    if (name.starts_with(prefix)) {
-      return true;
-    }
-  }
-  for (auto n : kNames) {
-    if (name == n) {
-      return true;
-    }
-  }
-  return false;
+  return std::ranges::any_of(kPrefixes, [name](std::string_view p) { return name.starts_with(p); }) ||
+         std::ranges::find(kNames, name) != kNames.end();
 }
 
 std::map<std::string, std::string> communication_variables(const char* const* envp) {

@@ -162,7 +162,7 @@ void summarize_into(CaseResult& result, const Measurement& m, bool keep_samples)
   if (keep_samples) {
     result.samples_s = m.samples_s;
   }
-  const double bytes = static_cast<double>(result.size_bytes);
+  const auto bytes = static_cast<double>(result.size_bytes);
   result.algbw_GBps = s.p50 > 0.0 ? bytes / s.p50 / 1e9 : 0.0;
   result.busbw_GBps = result.algbw_GBps * result.bus_factor;
   result.busbw_mean_GBps = s.mean > 0.0 ? bytes / s.mean / 1e9 * result.bus_factor : 0.0;

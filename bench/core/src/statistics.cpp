@@ -41,7 +41,7 @@ namespace {
 // Smallest j with P(B <= j) > 0.025 for B ~ binomial(n, 1/2); pmf updated in one pass.
 // 2^-n stays a normal double for n <= 1000.
 std::uint64_t first_rank_above_tail(std::uint64_t n) {
-  const double nd = static_cast<double>(n);
+  const auto nd = static_cast<double>(n);
   double pmf = std::pow(0.5, nd);
   double cdf = pmf;
   std::uint64_t j = 0;
@@ -64,7 +64,7 @@ RankPair median_ci95_ranks(std::uint64_t n) {
     // Largest j with P(B <= j - 1) <= 0.025: then X(j)..X(n+1-j) covers >= 95%.
     j = first_rank_above_tail(n);
   } else {
-    const double nd = static_cast<double>(n);
+    const auto nd = static_cast<double>(n);
     j = static_cast<std::uint64_t>(std::floor(nd / 2.0 - 1.959964 * std::sqrt(nd) / 2.0));
   }
   j = std::max<std::uint64_t>(j, 1);

@@ -46,7 +46,7 @@ const DTypeRow& row(DType type) {
   return kDTypes.front();  // unreachable: every enumerator has a row
 }
 
-std::array<DType, kDTypes.size()> dtype_list() {
+constexpr std::array<DType, kDTypes.size()> dtype_list() {
   std::array<DType, kDTypes.size()> out{};
   for (std::size_t i = 0; i < kDTypes.size(); ++i) {
     out[i] = kDTypes[i].type;
@@ -54,7 +54,7 @@ std::array<DType, kDTypes.size()> dtype_list() {
   return out;
 }
 
-const std::array<DType, kDTypes.size()> kDTypeList = dtype_list();
+constexpr std::array<DType, kDTypes.size()> kDTypeList = dtype_list();
 
 }  // namespace
 

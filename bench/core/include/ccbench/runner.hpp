@@ -58,7 +58,7 @@ class Runner {
   std::uint64_t verify();
   std::uint64_t warm_up_and_calibrate();
   double take_sample(std::uint64_t ops);
-  std::uint64_t next_chunk(std::uint64_t have, double elapsed_s) const;
+  [[nodiscard]] std::uint64_t next_chunk(std::uint64_t have, double elapsed_s) const;
   void progress() noexcept;
 
   Group& m_group;
