@@ -41,8 +41,6 @@ std::string host_name() {
   return buffer.data();
 }
 
-std::string gpus_text(int count) { return std::to_string(count) + (count == 1 ? " GPU" : " GPUs"); }
-
 /// The NCCL version loaded at run time; 0 when ncclGetVersion fails.
 int loaded_nccl_version() noexcept {
   int version = 0;
@@ -50,17 +48,9 @@ int loaded_nccl_version() noexcept {
 }
 
 /// What stops this rank from running on its GPU, as one line that says how to fix it; empty if
-/// nothing does.
+/// nothing does. Whether there are GPUs enough for the ranks is the caller's check (the app's
+/// check_can_run, before any collective); cudaSetDevice below is the backstop.
 std::string local_problem(int local_rank, int local_size, int nccl_version) {
-  const int devices = visible_cuda_devices();
-  if (devices == 0) {
-    return "no CUDA device visible on host " + host_name() +
-           "; run on a GPU node, check CUDA_VISIBLE_DEVICES, or use --backend mpi";
-  }
-  if (local_size > devices) {
-    return std::to_string(local_size) + " ranks on host " + host_name() + " but " + gpus_text(devices) +
-           " visible; start at most " + std::to_string(devices) + " ranks per node";
-  }
   if (local_rank < 0 || local_rank >= local_size) {
     return "local rank " + std::to_string(local_rank) + " is outside 0.." + std::to_string(local_size - 1) +
            " on host " + host_name() + "; start the benchmark with mpirun or srun";
