@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/types.hpp"
@@ -33,7 +34,7 @@ using nccl_detail::Layout;
 using nccl_detail::OpArgs;
 using nccl_detail::Stream;
 
-std::string host_name() {
+std::string local_hostname() {
   std::array<char, 256> buffer{};
   if (gethostname(buffer.data(), buffer.size() - 1) != 0) {
     return "(unknown host)";
@@ -53,10 +54,10 @@ int loaded_nccl_version() noexcept {
 std::string local_problem(int local_rank, int local_size, int nccl_version) {
   if (local_rank < 0 || local_rank >= local_size) {
     return "local rank " + std::to_string(local_rank) + " is outside 0.." + std::to_string(local_size - 1) +
-           " on host " + host_name() + "; start the benchmark with mpirun or srun";
+           " on host " + local_hostname() + "; start the benchmark with mpirun or srun";
   }
   if (nccl_version < nccl_detail::kMinimumVersion) {
-    return "the NCCL library loaded on host " + host_name() + " (" + nccl_detail::version_string(nccl_version) +
+    return "the NCCL library loaded on host " + local_hostname() + " (" + nccl_detail::version_string(nccl_version) +
            ") is older than " + nccl_detail::version_string(nccl_detail::kMinimumVersion) +
            "; point LD_LIBRARY_PATH at a newer libnccl.so.2";
   }
@@ -75,7 +76,7 @@ std::string select_device(int local_rank, int local_size, int nccl_version) {
   }
   const cudaError_t result = cudaSetDevice(local_rank);
   if (result != cudaSuccess) {
-    const std::string what = "cudaSetDevice(" + std::to_string(local_rank) + ") on host " + host_name();
+    const std::string what = "cudaSetDevice(" + std::to_string(local_rank) + ") on host " + local_hostname();
     return static_cast<char>(ProblemKind::Failure) + nccl_detail::cuda_error_message(result, what);
   }
   return {};
