@@ -2,7 +2,6 @@
 
 #include <cuda_runtime.h>
 #include <nccl.h>
-#include <unistd.h>
 
 #include <array>
 #include <cstring>
@@ -33,14 +32,6 @@ using nccl_detail::EventTimer;
 using nccl_detail::Layout;
 using nccl_detail::OpArgs;
 using nccl_detail::Stream;
-
-std::string local_hostname() {
-  std::array<char, 256> buffer{};
-  if (gethostname(buffer.data(), buffer.size() - 1) != 0) {
-    return "(unknown host)";
-  }
-  return buffer.data();
-}
 
 /// The NCCL version loaded at run time; 0 when ncclGetVersion fails.
 int loaded_nccl_version() noexcept {
