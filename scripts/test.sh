@@ -3,7 +3,8 @@
 #   1. the default build (CUDA/NCCL/verbs AUTO, warnings as errors): unit, mpi and gpu tiers
 #      (gpu tests report *skipped* where no GPU is visible);
 #   2. a build with CUDA, NCCL and verbs OFF: it must configure, build and pass its tests;
-#   3. clang-format over the sources.
+#   3. the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;
+#   4. clang-format over the sources.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 "$CCBENCH_ROOT/scripts/install-deps.sh"
@@ -19,6 +20,12 @@ ccbench_configure "$CCBENCH_BUILD-minimal" -DCCBENCH_WERROR=ON -DCCBENCH_CUDA=OF
   -DCCBENCH_VERBS=OFF >/dev/null
 cmake --build "$CCBENCH_BUILD-minimal" --parallel "$jobs"
 (cd "$CCBENCH_BUILD-minimal" && ctest --output-on-failure --timeout 600)
+
+echo "== unit tests with -fsanitize=address,undefined ($CCBENCH_BUILD-asan)"
+ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_BUILD_PERF=OFF \
+  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" >/dev/null
+cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs" --target ccbench_unit_tests ccbench_app_tests
+(cd "$CCBENCH_BUILD-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit)
 
 echo "== clang-format"
 cd "$CCBENCH_ROOT"
