@@ -3,21 +3,16 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 
 #include "backend_registry.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
-#include "ccbench/result_json.hpp"
-#include "ccbench/runner.hpp"
-#include "ccbench/table_printer.hpp"
-#include "ccbench/version.hpp"
-#include "ccbench/watchdog.hpp"
-
-extern char** environ;  // NOLINT(readability-redundant-declaration)
+#include "ccbench/groups.hpp"
+#include "session.hpp"
 
 namespace ccbench {
 namespace {
@@ -89,198 +84,25 @@ std::string default_result_path(const CollectiveInfo& coll, const std::string& h
   return fmt::format("results/{}-{}-{}.json", coll.bench, host, utc_now_compact());
 }
 
-class Session {
- public:
-  Session(RunConfig config, MpiGroup& group, Layout layout, std::unique_ptr<Backend> backend, std::string path)
-      : m_config(std::move(config)),
-        m_coll(info(m_config.collective)),
-        m_group(group),
-        m_layout(std::move(layout)),
-        m_backend(std::move(backend)),
-        m_path(std::move(path)),
-        m_watchdog(m_config.timeout_s, [this](const std::string& a, double w) { on_timeout(a, w); }) {}
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
-  Session(Session&&) = delete;
-  Session& operator=(Session&&) = delete;
-  ~Session() = default;
-
-  int run();
-
- private:
-  [[nodiscard]] bool is_writer() const { return m_group.rank() == 0; }
-  [[nodiscard]] std::FILE* table_stream() const { return m_path == "-" ? stderr : stdout; }
-  void start_document();
-  [[nodiscard]] TableHeader table_header() const;
-  [[nodiscard]] CaseResult base_result(std::uint64_t size, bool in_place) const;
-  CaseResult run_case(Runner& runner, std::uint64_t size, bool in_place);
-  void record(const CaseResult& result);
-  void write_document();
-  void on_timeout(const std::string& activity, double waited_s);
-  [[nodiscard]] std::vector<bool> placements() const;
-
-  RunConfig m_config;
-  const CollectiveInfo& m_coll;
-  MpiGroup& m_group;
-  Layout m_layout;
-  std::unique_ptr<Backend> m_backend;
-  std::string m_path;
-  std::mutex m_doc_mutex;  // the watchdog thread records a timed-out case
-  ResultDocument m_doc;
-  std::optional<CaseResult> m_current;
-  Watchdog m_watchdog;
-};
-
-std::vector<bool> Session::placements() const {
-  switch (m_config.placement) {
-    case Placement::OutOfPlace:
-      return {false};
-    case Placement::InPlace:
-      return {true};
-    case Placement::Both:
-      break;
-  }
-  return {false, true};
-}
-
-void Session::start_document() {
-  auto& run = m_doc.run;
-  run.id = make_run_id();
-  run.benchmark = std::string{m_coll.bench};
-  run.started_utc = utc_now_iso8601();
-  run.argv = m_config.argv;
-  run.tool_version = std::string{tool_version()};
-  run.git_revision = std::string{git_revision()};
-  run.label = m_config.label;
-  m_doc.environment.hosts = m_layout.hosts;
-  m_doc.environment.libraries = m_backend->versions();
-  m_doc.environment.variables = communication_variables(environ);
-}
-
-TableHeader Session::table_header() const {
-  TableHeader h;
-  h.title = fmt::format("{}  {}  ({})", version_string(), m_coll.bench, m_coll.name);
-  const auto versions = m_backend->versions();
-  const auto lib = versions.find(m_backend->name());
-  h.backend = lib == versions.end() ? m_backend->name() : fmt::format("{} ({})", m_backend->name(), lib->second);
-  h.ranks = m_group.size();
-  h.hosts = static_cast<int>(m_layout.hosts.size());
-  const std::string batch = m_config.batch_ops ? fmt::format("{} ops per sample", *m_config.batch_ops)
-                                               : std::string{"ops per sample calibrated to ~1 ms"};
-  h.timing =
-      fmt::format("{} ({}), {}", name(m_config.timing),
-                  m_config.timing == TimingMode::Batch ? batch : "one op per sample", m_backend->timer().clock());
-  h.stopping = m_config.iters ? fmt::format("{} samples per size", *m_config.iters)
-                              : fmt::format(
-                                    "samples until the median's 95% CI is within ±{:g}% "
-                                    "(at least {}, at most {:g} s per size)",
-                                    m_config.target_ci * 100, m_config.min_samples, m_config.time_budget_s);
-  return h;
-}
-
-CaseResult Session::base_result(std::uint64_t size, bool in_place) const {
-  CaseResult r;
-  r.benchmark = std::string{m_coll.bench};
-  r.backend = m_backend->name();
-  r.timing = m_config.timing;
-  r.clock = m_backend->timer().clock();
-  const int n = m_group.size();
-  r.spec = {m_config.collective, m_config.dtype, m_config.op, m_config.root, in_place, 0};
-  r.spec.count = count_for_bytes(m_coll, size, size_of(m_config.dtype), n);
-  r.ranks = n;
-  r.nodes = static_cast<int>(m_layout.hosts.size());
-  r.size_bytes = r.spec.count > 0 ? algbw_bytes(m_coll, r.spec.count, size_of(m_config.dtype), n) : size;
-  r.bus_factor = bus_factor(m_coll.factor, n);
-  r.peak_GBps = m_config.peak_GBps;
-  if (r.peak_GBps) {
-    r.peak_basis = "--peak-GBps given on the command line";
-  }
-  return r;
-}
-
-CaseResult Session::run_case(Runner& runner, std::uint64_t size, bool in_place) {
-  CaseResult r = base_result(size, in_place);
-  const Support support = m_backend->supports(r.spec);
-  if (!support.supported) {
-    r.status = CaseStatus::Skipped;
-    r.reason = support.reason;
-    return r;
-  }
-  {
-    const std::lock_guard lock(m_doc_mutex);
-    m_current = r;
-  }
-  m_watchdog.begin(fmt::format("{} {} B {}", m_coll.name, r.size_bytes, in_place ? "in-place" : "out-of-place"));
-  const Measurement m = runner.measure(r.spec);
-  m_watchdog.idle();
-  summarize_into(r, m, m_config.keep_samples);
-  return r;
-}
-
-void Session::write_document() {
-  if (m_path != "-") {
-    write_file_atomically(m_path, to_json(m_doc).dump(2) + "\n");
-  }
-}
-
-void Session::record(const CaseResult& result) {
-  if (!is_writer()) {
-    return;
-  }
-  const std::lock_guard lock(m_doc_mutex);
-  m_current.reset();
-  m_doc.results.push_back(result);
-  write_document();
-}
-
-void Session::on_timeout(const std::string& activity, double waited_s) {
-  fmt::print(stderr, "{}: error: timeout: {} made no progress for {:.1f} s on rank {} ({}); ending the job\n",
-             m_coll.bench, activity, waited_s, m_group.rank(), local_hostname());
-  if (is_writer()) {
-    const std::lock_guard lock(m_doc_mutex);
-    if (m_current) {
-      m_current->status = CaseStatus::TimedOut;
-      m_current->reason = fmt::format("no progress for {:.1f} s (--timeout {:g})", waited_s, m_config.timeout_s);
-      m_doc.results.push_back(*m_current);
+Membership join_group(const RunConfig& config, MpiGroup& world, const Layout& layout,
+                      const std::vector<GroupPlan>& groups, std::string_view program) {
+  Membership m;
+  m.plan = group_of(groups, world.rank());
+  const auto& ranks = m.plan != nullptr ? m.plan->ranks : std::vector<int>{};
+  const auto key = std::find(ranks.begin(), ranks.end(), world.rank()) - ranks.begin();
+  m.group = world.split(m.plan != nullptr ? m.plan->color : -1, static_cast<int>(key));
+  const BackendChoice choice = resolve_backend(config.backend);
+  agreed(world, program, [&] {  // local checks first, so no rank enters set-up alone
+    check_can_run(choice, layout.placement, local_hostname(), visible_gpus());
+    return true;
+  });
+  m.backend = agreed(world, program, [&]() -> std::unique_ptr<Backend> {
+    if (m.group == nullptr) {
+      return nullptr;  // idles in this split
     }
-    m_doc.run.ended_utc = utc_now_iso8601();
-    try {
-      write_document();
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "{}: error: {}\n", m_coll.bench, e.what());
-    }
-  }
-  MpiContext::abort(kExitTimeout);
-}
-
-int Session::run() {
-  const TablePrinter printer(table_stream(), placements());
-  if (is_writer()) {
-    start_document();
-    printer.header(table_header());
-  }
-  Runner runner(m_group, *m_backend, sampling_policy(m_config), &m_watchdog);
-  bool failed = false;
-  for (const std::uint64_t size : sweep_sizes(m_config.min_bytes, m_config.max_bytes, m_config.step_factor)) {
-    std::vector<CaseResult> cells;
-    for (const bool in_place : placements()) {
-      cells.push_back(run_case(runner, size, in_place));
-      failed = failed || cells.back().status == CaseStatus::Failed;
-      record(cells.back());
-    }
-    if (is_writer()) {
-      printer.row(cells);
-    }
-  }
-  if (is_writer()) {
-    m_doc.run.ended_utc = utc_now_iso8601();
-    write_document();
-    printer.footer(m_doc.results, m_path == "-" ? std::string{} : m_path);
-    if (m_path == "-") {
-      fmt::print("{}\n", to_json(m_doc).dump(2));
-    }
-  }
-  return failed ? kExitFailure : kExitOk;
+    return make_backend(choice, *m.group, layout.placement, config.timeout_s);
+  });
+  return m;
 }
 
 int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
@@ -293,30 +115,34 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
     }
     return kExitOk;
   }
-  RunConfig config = std::get<RunConfig>(std::move(parsed));
+  SessionInputs in;
+  in.config = std::get<RunConfig>(std::move(parsed));
+  const Layout layout = discover_layout(world);
+  in.hosts = layout.hosts;
+  in.groups = plan_groups(in.config.split, layout.hosts);
   agreed(world, coll.bench, [&] {
-    if (coll.has_root && config.root >= world.size()) {
-      throw UsageError(fmt::format("--root {} is not a rank of this job ({} ranks: 0..{})", config.root, world.size(),
-                                   world.size() - 1));
+    const auto smallest = std::min_element(in.groups.begin(), in.groups.end(), [](const auto& a, const auto& b) {
+      return a.ranks.size() < b.ranks.size();
+    });
+    const auto n = smallest->ranks.size();
+    if (coll.has_root && in.config.root >= static_cast<int>(n)) {
+      throw UsageError(
+          in.config.split == Split::World
+              ? fmt::format("--root {} is not a rank of this job ({} ranks: 0..{})", in.config.root, n, n - 1)
+              : fmt::format("--root {} is not a rank of every group of --split {} (the smallest has {} "
+                            "ranks: 0..{})",
+                            in.config.root, name(in.config.split), n, n - 1));
     }
     return true;
   });
-  Layout layout = discover_layout(world);
-  const BackendChoice choice = resolve_backend(config.backend);
-  agreed(world, coll.bench, [&] {  // local checks first, so no rank enters set-up alone
-    check_can_run(choice, layout.placement, local_hostname(), visible_gpus());
-    return true;
-  });
-  auto backend =
-      agreed(world, coll.bench, [&] { return make_backend(choice, world, layout.placement, config.timeout_s); });
-  const std::string host = layout.hosts.front().hostname;
-  std::string path = agreed(world, coll.bench, [&] {
-    if (!config.out_path.empty() || world.rank() != 0) {
-      return config.out_path;
+  Membership member = join_group(in.config, world, layout, in.groups, coll.bench);
+  in.result_path = agreed(world, coll.bench, [&] {
+    if (!in.config.out_path.empty() || world.rank() != 0) {
+      return in.config.out_path;
     }
-    return default_result_path(coll, host);
+    return default_result_path(coll, layout.hosts.front().hostname);
   });
-  Session session(std::move(config), world, std::move(layout), std::move(backend), std::move(path));
+  Session session(std::move(in), world, std::move(member));
   try {
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job

@@ -182,6 +182,42 @@ def stdout_json(env, args):
         print(f"PASS: {len(doc['results'])} results on stdout, table on stderr")
 
 
+# On one host with 4 ranks: the groups each split must form (id -> ranks), and whether they
+# measure (one-rank groups are skipped: no link to measure).
+SPLITS = {
+    "world": ({"world": [0, 1, 2, 3]}, True),
+    "node": ({"node:{host}": [0, 1, 2, 3]}, True),
+    "cross-node": ({"cross-node": [0]}, False),
+    "rail": ({"rail:0": [0], "rail:1": [1], "rail:2": [2], "rail:3": [3]}, False),
+    "pairs": ({"pair:0-1": [0, 1], "pair:2-3": [2, 3]}, True),
+}
+
+
+def split(env, args):
+    expected, measures = SPLITS[args.split]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        p = env.run("allreduce_bench", 4, ["-b", "1K", "-e", "64K", "-f", "8", "-n", "5", "-c", "1", "--split",
+                                           args.split, "--out", str(out)], tmp)
+        print(p.stdout, p.stderr, sep="\n")
+        assert p.returncode == 0, f"exit code {p.returncode}"
+        doc = env.validate(out)
+        host = doc["environment"]["hosts"][0]["hostname"]
+        want = {k.format(host=host): v for k, v in expected.items()}
+        got = {}
+        for r in doc["results"]:
+            got[r["group_id"]] = r["group_ranks"]
+            assert r["group"] == args.split.rstrip("s") or r["group"] == args.split, r["group"]
+            assert r["ranks"] == len(r["group_ranks"]) and r["group_hosts"] == [host]
+            if measures:
+                assert r["status"] == "ok" and r["wrong_elements"] == 0, r
+            else:
+                assert r["status"] == "skipped" and "one rank" in r["reason"], r
+        assert got == want, f"groups {got}, expected {want}"
+        assert len(doc["results"]) == len(want) * 3 * 2, "every group, size and placement"
+        print(f"PASS: --split {args.split}: groups {sorted(got)}")
+
+
 def gpu_nccl(env, args):
     smi = shutil.which("nvidia-smi")
     listed = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
@@ -221,10 +257,12 @@ def main():
     k = sub.add_parser("sigkill")
     k.add_argument("--victim", choices=["job", "writer"], required=True)
     sub.add_parser("stdout-json")
+    sp = sub.add_parser("split")
+    sp.add_argument("--split", required=True, choices=sorted(SPLITS))
     sub.add_parser("gpu-nccl")
     args = parser.parse_args()
     env = Env(args)
-    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "stdout-json": stdout_json,
+    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "stdout-json": stdout_json, "split": split,
                "gpu-nccl": gpu_nccl}[args.what]
     return handler(env, args) or 0
 

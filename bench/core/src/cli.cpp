@@ -20,6 +20,7 @@ struct RawOptions {
   std::string backend = "auto";
   std::string timing = "batch";
   std::string placement = "both";
+  std::string split = "world";
   std::int64_t iters = -1;
   std::int64_t warmup = 5;
   std::int64_t batch = -1;
@@ -46,6 +47,9 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
   app.add_option("--backend", raw.backend, "auto | mpi | nccl (auto: NCCL when a GPU is visible)");
   app.add_option("--timing", raw.timing, "batch (k ops per sample) | per_op (each op alone)");
   app.add_option("--placement", raw.placement, "out | in | both (out-of-place and in-place; default both)");
+  app.add_option("--split", raw.split,
+                 "run in groups side by side: world | node | cross-node (one rank per node) | rail (same local "
+                 "rank across nodes) | pairs");
   app.add_option("--target-ci", c.target_ci, "stop when the median's 95% CI is within this fraction (0.01)");
   app.add_option("--time-budget", c.time_budget_s, "seconds of sampling per size at most (default 1)");
   app.add_option("--min-samples", raw.min_samples, "samples per size at least (default 10)");
@@ -79,6 +83,7 @@ void apply(const RawOptions& raw, RunConfig& c) {
   c.max_bytes = parse_or_throw(parse_bytes(raw.max_bytes), "--max-bytes", raw.max_bytes, "a size like 8, 4K, 1M");
   c.dtype = parse_or_throw(parse_dtype(raw.dtype), "--dtype", raw.dtype, "one of: " + dtype_names());
   c.op = parse_or_throw(parse_reduce_op(raw.op), "--op", raw.op, "one of: " + reduce_op_names());
+  c.split = parse_or_throw(parse_split(raw.split), "--split", raw.split, "world, node, cross-node, rail or pairs");
   c.timing = parse_or_throw(parse_timing_mode(raw.timing), "--timing", raw.timing, "batch or per_op");
   if (raw.backend == "auto" || raw.backend == "mpi" || raw.backend == "nccl") {
     c.backend = raw.backend == "auto"  ? BackendChoice::Auto

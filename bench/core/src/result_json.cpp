@@ -90,7 +90,9 @@ std::optional<T> optional_from(const nlohmann::json& j) {
   return j.is_null() ? std::nullopt : std::optional<T>(j.get<T>());
 }
 
-nlohmann::json case_json(const CaseResult& r) {
+}  // namespace
+
+nlohmann::json case_to_json(const CaseResult& r) {
   const auto& coll = info(r.spec.collective);
   nlohmann::json samples_us = nlohmann::json::array();
   for (double s : r.samples_s) {
@@ -108,6 +110,9 @@ nlohmann::json case_json(const CaseResult& r) {
           {"ranks", r.ranks},
           {"nodes", r.nodes},
           {"group", r.group},
+          {"group_id", r.group_id},
+          {"group_ranks", r.group_ranks},
+          {"group_hosts", r.group_hosts},
           {"size_bytes", r.size_bytes},
           {"count", r.spec.count},
           {"ops_per_sample", r.ops_per_sample},
@@ -127,7 +132,7 @@ nlohmann::json case_json(const CaseResult& r) {
           {"elapsed_s", r.elapsed_s}};
 }
 
-CaseResult case_from(const nlohmann::json& j) {
+CaseResult case_from_json(const nlohmann::json& j) {
   static constexpr TimingMode kModes[] = {TimingMode::Batch, TimingMode::PerOp};
   static constexpr CaseStatus kStatuses[] = {CaseStatus::Ok, CaseStatus::Failed, CaseStatus::Skipped,
                                              CaseStatus::TimedOut};
@@ -157,6 +162,10 @@ CaseResult case_from(const nlohmann::json& j) {
   r.ranks = j.at("ranks").get<int>();
   r.nodes = j.at("nodes").get<int>();
   r.group = j.at("group").get<std::string>();
+  // Added in 1.1.0; a 1.0 document is one world group.
+  r.group_id = j.value("group_id", r.group);
+  r.group_ranks = j.value("group_ranks", std::vector<int>{});
+  r.group_hosts = j.value("group_hosts", std::vector<std::string>{});
   r.size_bytes = j.at("size_bytes").get<std::uint64_t>();
   r.ops_per_sample = j.at("ops_per_sample").get<std::uint64_t>();
   if (!j.at("stop_reason").is_null()) {
@@ -182,8 +191,6 @@ CaseResult case_from(const nlohmann::json& j) {
   return r;
 }
 
-}  // namespace
-
 nlohmann::json to_json(const ResultDocument& doc) {
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : doc.environment.hosts) {
@@ -191,7 +198,7 @@ nlohmann::json to_json(const ResultDocument& doc) {
   }
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : doc.results) {
-    results.push_back(case_json(r));
+    results.push_back(case_to_json(r));
   }
   const auto& run = doc.run;
   return {{"schema", kSchemaName},
@@ -232,7 +239,7 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   doc.environment.libraries = env.at("libraries").get<std::map<std::string, std::string>>();
   doc.environment.variables = env.at("variables").get<std::map<std::string, std::string>>();
   for (const auto& r : j.at("results")) {
-    doc.results.push_back(case_from(r));
+    doc.results.push_back(case_from_json(r));
   }
   return doc;
 }

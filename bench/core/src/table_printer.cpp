@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 namespace ccbench {
 namespace {
 
@@ -18,17 +21,24 @@ std::string cell(const CaseResult& r) {
 
 }  // namespace
 
-TablePrinter::TablePrinter(std::FILE* out, std::vector<bool> placements_in_place)
-    : m_out(out), m_in_place(std::move(placements_in_place)) {}
+constexpr int kGroupWidth = 18;
+
+TablePrinter::TablePrinter(std::FILE* out, std::vector<bool> placements_in_place, bool show_group)
+    : m_out(out), m_in_place(std::move(placements_in_place)), m_show_group(show_group) {}
 
 void TablePrinter::header(const TableHeader& h) const {
   fmt::print(m_out, "# {}\n", h.title);
   fmt::print(m_out, "# backend {}  ranks {}  hosts {}\n", h.backend, h.ranks, h.hosts);
+  if (!h.groups.empty()) {
+    fmt::print(m_out, "# {}\n", h.groups);
+  }
   fmt::print(m_out, "# timing {}; {}\n", h.timing, h.stopping);
   fmt::print(m_out, "# time = median per op (slowest rank); rates in GB/s (1 GB = 1e9 B); sizes in bytes\n#\n");
-  std::string groups = fmt::format("# {:>46}", "");
-  std::string names = fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>5}", "size", "count", "type", "redop", "root");
-  std::string units = fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>5}", "(B)", "(elements)", "", "", "");
+  const int gw = m_show_group ? kGroupWidth + 1 : 0;
+  std::string groups = fmt::format("# {:>{}}{:>46}", "", gw, "");
+  std::string names = fmt::format("# {:<{}}{:>12} {:>12} {:>8} {:>6} {:>5}", m_show_group ? "group" : "", gw, "size",
+                                  "count", "type", "redop", "root");
+  std::string units = fmt::format("# {:>{}}{:>12} {:>12} {:>8} {:>6} {:>5}", "", gw, "(B)", "(elements)", "", "", "");
   for (bool in_place : m_in_place) {
     groups += fmt::format(" {:^34}", in_place ? "in-place" : "out-of-place");
     names += kCellHeader;
@@ -44,7 +54,8 @@ void TablePrinter::row(const std::vector<CaseResult>& cells) const {
   }
   const auto& first = cells.front();
   const auto& coll = info(first.spec.collective);
-  std::string line = fmt::format("  {:>12} {:>12} {:>8} {:>6} {:>5}", first.size_bytes, first.spec.count,
+  const std::string group = m_show_group ? fmt::format("{:<{}} ", first.group_id, kGroupWidth) : std::string{};
+  std::string line = fmt::format("  {}{:>12} {:>12} {:>8} {:>6} {:>5}", group, first.size_bytes, first.spec.count,
                                  name(first.spec.dtype), coll.has_reduce_op ? name(first.spec.op) : "-",
                                  coll.has_root ? fmt::format("{}", first.spec.root) : "-");
   for (const auto& c : cells) {
@@ -52,6 +63,21 @@ void TablePrinter::row(const std::vector<CaseResult>& cells) const {
   }
   fmt::print(m_out, "{}\n", line);
   std::fflush(m_out);
+}
+
+void TablePrinter::rows(const std::vector<CaseResult>& cells) const {
+  std::vector<std::string> order;
+  for (const auto& c : cells) {
+    if (std::find(order.begin(), order.end(), c.group_id) == order.end()) {
+      order.push_back(c.group_id);
+    }
+  }
+  for (const auto& id : order) {
+    std::vector<CaseResult> mine;
+    std::copy_if(cells.begin(), cells.end(), std::back_inserter(mine),
+                 [&](const CaseResult& c) { return c.group_id == id; });
+    row(mine);
+  }
 }
 
 void TablePrinter::footer(const std::vector<CaseResult>& all, const std::string& result_path) const {

@@ -53,6 +53,24 @@ MpiGroup::MpiGroup(MPI_Comm comm) : m_comm(comm) {
   mpi_check(MPI_Comm_size(comm, &m_size), "MPI_Comm_size");
 }
 
+MpiGroup::MpiGroup(MPI_Comm comm, Owned /*tag*/) : MpiGroup(comm) { m_owned = true; }
+
+MpiGroup::~MpiGroup() {
+  if (m_owned) {
+    MPI_Comm_free(&m_comm);
+  }
+}
+
+std::unique_ptr<MpiGroup> MpiGroup::split(int color, int key) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  mpi_check(MPI_Comm_split(m_comm, color < 0 ? MPI_UNDEFINED : color, key, &comm), "MPI_Comm_split");
+  if (comm == MPI_COMM_NULL) {
+    return nullptr;
+  }
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  return std::make_unique<MpiGroup>(comm, Owned{});
+}
+
 void MpiGroup::barrier() { mpi_check(MPI_Barrier(m_comm), "MPI_Barrier"); }
 
 void MpiGroup::max_all(std::span<double> values) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/groups.hpp"
 #include "ccbench/types.hpp"
 
 namespace ccbench {
@@ -36,6 +37,7 @@ struct RunConfig {
   BackendChoice backend = BackendChoice::Auto;
   TimingMode timing = TimingMode::Batch;
   Placement placement = Placement::Both;
+  Split split = Split::World;
   double target_ci = 0.01;     // relative half-width of the median's 95% CI
   double time_budget_s = 1.0;  // per size and placement, after warm-up
   std::uint64_t min_samples = 10;

@@ -8,12 +8,13 @@
 
 #include "ccbench/backend.hpp"
 #include "ccbench/config.hpp"
+#include "ccbench/host_info.hpp"
 #include "ccbench/statistics.hpp"
 
 namespace ccbench {
 
 inline constexpr std::string_view kSchemaName = "ccbench.result";
-inline constexpr std::string_view kSchemaVersion = "1.0.0";
+inline constexpr std::string_view kSchemaVersion = "1.1.0";  // 1.1: group_id, group_ranks, group_hosts
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 enum class StopReason { FixedIters, TargetCi, TimeBudget, MaxSamples };
@@ -30,7 +31,10 @@ struct CaseResult {
   CaseSpec spec;
   int ranks = 0;
   int nodes = 0;
-  std::string group = "world";
+  std::string group = "world";     // kind: world, node, cross-node, rail, pair
+  std::string group_id = "world";  // node:host1, rail:3, pair:4-5, ...
+  std::vector<int> group_ranks;    // world ranks of the group, in group rank order
+  std::vector<std::string> group_hosts;
   std::uint64_t size_bytes = 0;  // S, the bytes algbw counts
   std::uint64_t ops_per_sample = 0;
   std::optional<StopReason> stop_reason;
@@ -58,11 +62,6 @@ struct RunInfo {
   std::string git_revision;
   std::string label;
   std::string benchmark;
-};
-
-struct HostInfo {
-  std::string hostname;
-  std::vector<int> ranks;
 };
 
 struct EnvironmentInfo {

@@ -9,6 +9,10 @@
 namespace ccbench {
 
 nlohmann::json to_json(const ResultDocument& doc);
+/// One result (an element of "results"), for sending between ranks and for readers.
+nlohmann::json case_to_json(const CaseResult& result);
+CaseResult case_from_json(const nlohmann::json& j);
+
 /// Throws std::runtime_error (nlohmann's exceptions) on documents that do not fit the schema.
 ResultDocument document_from_json(const nlohmann::json& j);
 

@@ -14,21 +14,26 @@ struct TableHeader {
   std::string backend;  // "mpi (Open MPI v4.1.4)"
   int ranks = 0;
   int hosts = 0;
+  std::string groups;    // "--split node: 2 group(s) side by side"; empty for one world group
   std::string timing;    // "batch, host steady_clock"
   std::string stopping;  // "median of >= 10 samples, 95% CI within 1%, budget 1 s per size"
 };
 
 class TablePrinter {
  public:
-  TablePrinter(std::FILE* out, std::vector<bool> placements_in_place);
+  /// `show_group`: a first column with the group id (for --split).
+  TablePrinter(std::FILE* out, std::vector<bool> placements_in_place, bool show_group = false);
   void header(const TableHeader& h) const;
   /// One row: the cases of one size, in the order of the placements given at construction.
   void row(const std::vector<CaseResult>& cells) const;
+  /// The cases of one size from every group: one row per group, in the order given.
+  void rows(const std::vector<CaseResult>& cells) const;
   void footer(const std::vector<CaseResult>& all, const std::string& result_path) const;
 
  private:
   std::FILE* m_out;
   std::vector<bool> m_in_place;
+  bool m_show_group;
 };
 
 }  // namespace ccbench

@@ -31,7 +31,19 @@ std::string mpi_library_version();
 
 class MpiGroup final : public Group {
  public:
+  /// A group over `comm`, which the caller keeps (MPI_COMM_WORLD).
   explicit MpiGroup(MPI_Comm comm);
+  struct Owned {};
+  /// A group that owns `comm` and frees it.
+  MpiGroup(MPI_Comm comm, Owned tag);
+  MpiGroup(const MpiGroup&) = delete;
+  MpiGroup& operator=(const MpiGroup&) = delete;
+  MpiGroup(MpiGroup&&) = delete;
+  MpiGroup& operator=(MpiGroup&&) = delete;
+  ~MpiGroup() override;
+  /// Collective over this group: the ranks with the same color form a new group, ordered by
+  /// `key`; a rank with a negative color gets nullptr (it takes part in no group).
+  std::unique_ptr<MpiGroup> split(int color, int key);
   [[nodiscard]] int rank() const override { return m_rank; }
   [[nodiscard]] int size() const override { return m_size; }
   void barrier() override;
@@ -43,6 +55,7 @@ class MpiGroup final : public Group {
 
  private:
   MPI_Comm m_comm;
+  bool m_owned = false;
   int m_rank = 0;
   int m_size = 1;
 };

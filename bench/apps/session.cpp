@@ -1,0 +1,224 @@
+#include "session.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ccbench/environment.hpp"
+#include "ccbench/errors.hpp"
+#include "ccbench/result_json.hpp"
+#include "ccbench/version.hpp"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration)
+
+namespace ccbench {
+
+Session::Session(SessionInputs inputs, MpiGroup& world, Membership membership)
+    : m_in(std::move(inputs)),
+      m_coll(info(m_in.config.collective)),
+      m_world(world),
+      m_member(std::move(membership)),
+      m_watchdog(m_in.config.timeout_s, [this](const std::string& a, double w) { on_timeout(a, w); }) {}
+
+std::vector<bool> Session::placements() const {
+  switch (m_in.config.placement) {
+    case Placement::OutOfPlace:
+      return {false};
+    case Placement::InPlace:
+      return {true};
+    case Placement::Both:
+      break;
+  }
+  return {false, true};
+}
+
+void Session::start_document(const std::map<std::string, std::string>& versions) {
+  auto& run = m_doc.run;
+  run.id = make_run_id();
+  run.benchmark = std::string{m_coll.bench};
+  run.started_utc = utc_now_iso8601();
+  run.argv = m_in.config.argv;
+  run.tool_version = std::string{tool_version()};
+  run.git_revision = std::string{git_revision()};
+  run.label = m_in.config.label;
+  m_doc.environment.hosts = m_in.hosts;
+  m_doc.environment.libraries = versions;
+  m_doc.environment.variables = communication_variables(environ);
+}
+
+TableHeader Session::table_header(const std::map<std::string, std::string>& versions, const std::string& backend,
+                                  const std::string& clock) const {
+  const RunConfig& c = m_in.config;
+  TableHeader h;
+  h.title = fmt::format("{}  {}  ({})", version_string(), m_coll.bench, m_coll.name);
+  const auto lib = versions.find(backend);
+  h.backend = lib == versions.end() ? backend : fmt::format("{} ({})", backend, lib->second);
+  h.ranks = m_world.size();
+  h.hosts = static_cast<int>(m_in.hosts.size());
+  if (c.split != Split::World) {
+    h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_in.groups.size());
+  }
+  const std::string batch =
+      c.batch_ops ? fmt::format("{} ops per sample", *c.batch_ops) : std::string{"ops per sample calibrated to ~1 ms"};
+  h.timing =
+      fmt::format("{} ({}), {}", name(c.timing), c.timing == TimingMode::Batch ? batch : "one op per sample", clock);
+  h.stopping = c.iters ? fmt::format("{} samples per size", *c.iters)
+                       : fmt::format(
+                             "samples until the median's 95% CI is within ±{:g}% "
+                             "(at least {}, at most {:g} s per size)",
+                             c.target_ci * 100, c.min_samples, c.time_budget_s);
+  return h;
+}
+
+CaseResult Session::base_result(std::uint64_t size, bool in_place) const {
+  const RunConfig& c = m_in.config;
+  const GroupPlan& g = *m_member.plan;
+  CaseResult r;
+  r.benchmark = std::string{m_coll.bench};
+  r.backend = m_member.backend->name();
+  r.timing = c.timing;
+  r.clock = m_member.backend->timer().clock();
+  const int n = m_member.group->size();
+  r.spec = {c.collective, c.dtype, c.op, c.root, in_place, 0};
+  r.spec.count = count_for_bytes(m_coll, size, size_of(c.dtype), n);
+  r.ranks = n;
+  r.nodes = static_cast<int>(g.hosts.size());
+  r.group = g.kind;
+  r.group_id = g.id;
+  r.group_ranks = g.ranks;
+  r.group_hosts = g.hosts;
+  r.size_bytes = r.spec.count > 0 ? algbw_bytes(m_coll, r.spec.count, size_of(c.dtype), n) : size;
+  r.bus_factor = bus_factor(m_coll.factor, n);
+  r.peak_GBps = c.peak_GBps;
+  if (r.peak_GBps) {
+    r.peak_basis = "--peak-GBps given on the command line";
+  }
+  return r;
+}
+
+// Runs this rank's case in its group; the group's rank 0 returns the result as JSON text.
+std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_place) {
+  CaseResult r = base_result(size, in_place);
+  const Support support = m_member.backend->supports(r.spec);
+  if (m_in.config.split != Split::World && r.ranks == 1) {
+    r.status = CaseStatus::Skipped;
+    r.reason = fmt::format("group {} has one rank: no link to measure", r.group_id);
+  } else if (!support.supported) {
+    r.status = CaseStatus::Skipped;
+    r.reason = support.reason;
+  } else {
+    {
+      const std::lock_guard lock(m_doc_mutex);
+      m_current = r;
+    }
+    m_watchdog.begin(fmt::format("{} {} B {} in group {}", m_coll.name, r.size_bytes,
+                                 in_place ? "in-place" : "out-of-place", r.group_id));
+    const Measurement m = runner.measure(r.spec);
+    m_watchdog.idle();
+    summarize_into(r, m, m_in.config.keep_samples);
+  }
+  return m_member.group->rank() == 0 ? case_to_json(r).dump() : std::string{};
+}
+
+// Every group leader's result, on every rank, in group order.
+std::vector<CaseResult> Session::collect(const std::string& mine) {
+  std::vector<CaseResult> out;
+  for (const auto& text : m_world.all_gather(mine)) {
+    if (!text.empty()) {
+      out.push_back(case_from_json(nlohmann::json::parse(text)));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [this](const CaseResult& a, const CaseResult& b) {
+    const auto color = [this](const CaseResult& r) {
+      return std::find_if(m_in.groups.begin(), m_in.groups.end(),
+                          [&](const GroupPlan& g) { return g.id == r.group_id; }) -
+             m_in.groups.begin();
+    };
+    return color(a) < color(b);
+  });
+  return out;
+}
+
+void Session::write_document() {
+  if (m_in.result_path != "-") {
+    write_file_atomically(m_in.result_path, to_json(m_doc).dump(2) + "\n");
+  }
+}
+
+void Session::record(const CaseResult& result) {
+  if (!is_writer()) {
+    return;
+  }
+  const std::lock_guard lock(m_doc_mutex);
+  m_current.reset();
+  m_doc.results.push_back(result);
+}
+
+void Session::on_timeout(const std::string& activity, double waited_s) {
+  fmt::print(stderr, "{}: error: timeout: {} made no progress for {:.1f} s on rank {} ({}); ending the job\n",
+             m_coll.bench, activity, waited_s, m_world.rank(), local_hostname());
+  if (is_writer()) {
+    const std::lock_guard lock(m_doc_mutex);
+    if (m_current) {
+      m_current->status = CaseStatus::TimedOut;
+      m_current->reason = fmt::format("no progress for {:.1f} s (--timeout {:g})", waited_s, m_in.config.timeout_s);
+      m_doc.results.push_back(*m_current);
+    }
+    m_doc.run.ended_utc = utc_now_iso8601();
+    try {
+      write_document();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}: error: {}\n", m_coll.bench, e.what());
+    }
+  }
+  MpiContext::abort(kExitTimeout);
+}
+
+int Session::run() {
+  // World rank 0 prints and writes; it learns the backend's name and versions from a member.
+  const bool member = m_member.backend != nullptr;
+  const std::string facts = member && m_member.group->rank() == 0
+                                ? nlohmann::json{{"versions", m_member.backend->versions()},
+                                                 {"backend", m_member.backend->name()},
+                                                 {"clock", m_member.backend->timer().clock()}}
+                                      .dump()
+                                : std::string{};
+  const auto gathered = m_world.all_gather(facts);
+  const auto first = std::find_if(gathered.begin(), gathered.end(), [](const auto& s) { return !s.empty(); });
+  const auto meta = nlohmann::json::parse(*first);  // group 0 always has a leader
+  const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World);
+  if (is_writer()) {
+    start_document(meta.at("versions").get<std::map<std::string, std::string>>());
+    printer.header(table_header(m_doc.environment.libraries, meta.at("backend"), meta.at("clock")));
+  }
+  std::optional<Runner> runner;
+  if (member) {
+    runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_watchdog);
+  }
+  bool failed = false;
+  for (const std::uint64_t size : sweep_sizes(m_in.config.min_bytes, m_in.config.max_bytes, m_in.config.step_factor)) {
+    std::vector<CaseResult> cells;
+    for (const bool in_place : placements()) {
+      for (auto& r : collect(member ? measure_mine(*runner, size, in_place) : std::string{})) {
+        failed = failed || r.status == CaseStatus::Failed;
+        record(r);
+        cells.push_back(std::move(r));
+      }
+    }
+    if (is_writer()) {
+      write_document();
+      printer.rows(cells);
+    }
+  }
+  if (is_writer()) {
+    m_doc.run.ended_utc = utc_now_iso8601();
+    write_document();
+    printer.footer(m_doc.results, m_in.result_path == "-" ? std::string{} : m_in.result_path);
+    if (m_in.result_path == "-") {
+      fmt::print("{}\n", to_json(m_doc).dump(2));
+    }
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace ccbench
