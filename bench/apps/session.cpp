@@ -174,32 +174,32 @@ void Session::on_timeout(const std::string& activity, double waited_s) {
   MpiContext::abort(kExitTimeout);
 }
 
-int Session::run() {
-  // World rank 0 prints and writes; it learns the backend's name and versions from a member.
-  const bool member = m_member.backend != nullptr;
-  const std::string facts = member && m_member.group->rank() == 0
-                                ? nlohmann::json{{"versions", m_member.backend->versions()},
-                                                 {"backend", m_member.backend->name()},
-                                                 {"clock", m_member.backend->timer().clock()}}
-                                      .dump()
-                                : std::string{};
-  const auto gathered = m_world.all_gather(facts);
-  const auto first = std::find_if(gathered.begin(), gathered.end(), [](const auto& s) { return !s.empty(); });
-  const auto meta = nlohmann::json::parse(*first);  // group 0 always has a leader
-  const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World);
-  if (is_writer()) {
-    start_document(meta.at("versions").get<std::map<std::string, std::string>>());
-    printer.header(table_header(m_doc.environment.libraries, meta.at("backend"), meta.at("clock")));
-  }
+// World rank 0 prints and writes; it learns the backend's name, versions and clock from the
+// leader of the first group (every rank takes part in the gather).
+Session::BackendFacts Session::backend_facts() {
+  const bool leader = m_member.backend != nullptr && m_member.group->rank() == 0;
+  const std::string mine = leader ? nlohmann::json{{"versions", m_member.backend->versions()},
+                                                   {"backend", m_member.backend->name()},
+                                                   {"clock", m_member.backend->timer().clock()}}
+                                        .dump()
+                                  : std::string{};
+  const auto all = m_world.all_gather(mine);
+  const auto first = std::find_if(all.begin(), all.end(), [](const auto& s) { return !s.empty(); });
+  const auto j = nlohmann::json::parse(*first);  // every group has a leader
+  return {j.at("versions").get<std::map<std::string, std::string>>(), j.at("backend"), j.at("clock")};
+}
+
+bool Session::sweep(const TablePrinter& printer) {
   std::optional<Runner> runner;
-  if (member) {
+  if (m_member.backend != nullptr) {
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_watchdog);
   }
   bool failed = false;
-  for (const std::uint64_t size : sweep_sizes(m_in.config.min_bytes, m_in.config.max_bytes, m_in.config.step_factor)) {
+  const RunConfig& c = m_in.config;
+  for (const std::uint64_t size : sweep_sizes(c.min_bytes, c.max_bytes, c.step_factor)) {
     std::vector<CaseResult> cells;
     for (const bool in_place : placements()) {
-      for (auto& r : collect(member ? measure_mine(*runner, size, in_place) : std::string{})) {
+      for (auto& r : collect(runner ? measure_mine(*runner, size, in_place) : std::string{})) {
         failed = failed || r.status == CaseStatus::Failed;
         record(r);
         cells.push_back(std::move(r));
@@ -210,6 +210,17 @@ int Session::run() {
       printer.rows(cells);
     }
   }
+  return failed;
+}
+
+int Session::run() {
+  const BackendFacts facts = backend_facts();
+  const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World);
+  if (is_writer()) {
+    start_document(facts.versions);
+    printer.header(table_header(facts.versions, facts.backend, facts.clock));
+  }
+  const bool failed = sweep(printer);
   if (is_writer()) {
     m_doc.run.ended_utc = utc_now_iso8601();
     write_document();

@@ -45,6 +45,13 @@ class Session {
   int run();
 
  private:
+  struct BackendFacts {
+    std::map<std::string, std::string> versions;
+    std::string backend;
+    std::string clock;
+  };
+  BackendFacts backend_facts();
+  bool sweep(const TablePrinter& printer);
   [[nodiscard]] bool is_writer() const { return m_world.rank() == 0; }
   [[nodiscard]] std::FILE* table_stream() const { return m_in.result_path == "-" ? stderr : stdout; }
   [[nodiscard]] std::vector<bool> placements() const;
