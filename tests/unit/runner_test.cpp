@@ -46,6 +46,7 @@ class FakeBackend final : public Backend {
  public:
   [[nodiscard]] std::string name() const override { return "fake"; }
   [[nodiscard]] std::map<std::string, std::string> versions() const override { return {}; }
+  [[nodiscard]] std::string device_bus_id() const override { return {}; }
   [[nodiscard]] Support supports(const CaseSpec& /*spec*/) const override { return {}; }
   void prepare(const CaseSpec& spec) override {
     m_spec = spec;

@@ -104,6 +104,8 @@ class MpiBackend final : public Backend {
     return {{"mpi", mpi_library_version()}, {"mpi_standard", fmt::format("{}.{}", major, minor)}};
   }
 
+  [[nodiscard]] std::string device_bus_id() const override { return {}; }
+
   [[nodiscard]] Support supports(const CaseSpec& spec) const override {
     const auto& coll = info(spec.collective);
     if (mpi_type(spec.dtype) == MPI_DATATYPE_NULL) {

@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <string>
@@ -115,13 +117,20 @@ std::string cuda_version_string(int version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
+/// "0000:18:00.0": CUDA's PCI bus id in lower case, as topology discovery writes them.
+std::string pci_bus_id(int device) {
+  std::array<char, 64> bus_id{};
+  cuda_check(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), device), "cudaDeviceGetPCIBusId");
+  std::string id = bus_id.data();
+  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return id;
+}
+
 /// "NVIDIA H100 80GB HBM3 (0000:18:00.0)".
 std::string gpu_description(int device) {
   cudaDeviceProp properties{};
   cuda_check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
-  std::array<char, 64> bus_id{};
-  cuda_check(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), device), "cudaDeviceGetPCIBusId");
-  return std::string(properties.name) + " (" + bus_id.data() + ")";
+  return std::string(properties.name) + " (" + pci_bus_id(device) + ")";
 }
 
 std::map<std::string, std::string> collect_versions(int device, int nccl_version) {
@@ -174,6 +183,7 @@ class NcclBackend final : public Backend {
 
   [[nodiscard]] std::string name() const override { return "nccl"; }
   [[nodiscard]] std::map<std::string, std::string> versions() const override { return m_versions; }
+  [[nodiscard]] std::string device_bus_id() const override { return m_bus_id; }
   [[nodiscard]] Support supports(const CaseSpec& spec) const override;
   void prepare(const CaseSpec& spec) override;
   void fill_pattern() override;
@@ -189,6 +199,7 @@ class NcclBackend final : public Backend {
   // Declaration order matters: members are destroyed in reverse, so the communicator is
   // finalised (its ops completed) before the buffers and the stream go.
   std::map<std::string, std::string> m_versions;
+  std::string m_bus_id;
   bool m_native_alltoall;
   Stream m_stream;
   DeviceBuffer m_send_alloc;
@@ -204,6 +215,7 @@ class NcclBackend final : public Backend {
 
 NcclBackend::NcclBackend(const Setup& setup)
     : m_versions(collect_versions(setup.device, setup.nccl_version)),
+      m_bus_id(pci_bus_id(setup.device)),
       m_native_alltoall(nccl_detail::use_native_alltoall(setup.nccl_version)),
       m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s),
       m_timer(m_comm, m_stream.get(), m_what) {}

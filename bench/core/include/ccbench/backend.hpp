@@ -52,6 +52,9 @@ class Backend {
   [[nodiscard]] virtual std::string name() const = 0;
   /// Library versions and devices, for the JSON "environment" (e.g. {"mpi": "Open MPI v4.1.4"}).
   [[nodiscard]] virtual std::map<std::string, std::string> versions() const = 0;
+  /// PCI bus id of the device this rank's buffers live on ("0000:18:00.0", lower case); empty
+  /// for host memory. Topology uses it to find the rank's GPU and its links.
+  [[nodiscard]] virtual std::string device_bus_id() const = 0;
   [[nodiscard]] virtual Support supports(const CaseSpec& spec) const = 0;
   /// Allocates (or reuses) buffers for the case and makes it current.
   virtual void prepare(const CaseSpec& spec) = 0;
