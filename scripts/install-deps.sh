@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
-  libcli11-dev libgtest-dev python3 python3-jsonschema clang-format)
+  libcli11-dev libgtest-dev libhwloc-dev python3 python3-jsonschema clang-format)
 
 missing=()
 for p in "${packages[@]}"; do

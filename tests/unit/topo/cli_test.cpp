@@ -1,0 +1,86 @@
+// ccbench-topo itself, on this machine: exit 0 with or without a GPU, JSON that parses, bad
+// flags answered with one line on stderr and exit code 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ccbench/topo/discover.hpp"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+};
+
+Run run(const std::string& args) {
+  const std::string command = std::string{CCBENCH_TOPO_BIN} + " " + args + " 2>&1";
+  Run result;
+  FILE* pipe = ::popen(command.c_str(), "r");  // NOLINT(cert-env33-c)
+  if (pipe == nullptr) {
+    return result;
+  }
+  std::array<char, 4096> buf{};
+  for (std::size_t n = 0; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) {
+    result.out.append(buf.data(), n);
+  }
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+TEST(CcbenchTopo, PrintsTheHostAndExitsZero) {
+  const auto r = run("");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Host: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NUMA node "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPUs: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Warnings"), std::string::npos) << r.out;
+  if (r.out.find("GPUs: no GPU found: ") == std::string::npos) {
+    EXPECT_NE(r.out.find("Legend:"), std::string::npos) << r.out;
+  }
+}
+
+TEST(CcbenchTopo, JsonHasTopologyMatrixAndWarnings) {
+  const auto r = run("--json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.at("topology").at("numa_nodes").is_array());
+  EXPECT_TRUE(j.at("topology").at("gpu_discovery").is_string());
+  EXPECT_TRUE(j.at("matrix").at("rows").is_array());
+  EXPECT_TRUE(j.at("warnings").is_array());
+}
+
+TEST(CcbenchTopo, ReadsAnHwlocXmlExport) {
+  if (!ccbench::topo::hwloc_available()) {
+    GTEST_SKIP() << "built without hwloc";
+  }
+  const auto r = run(std::string{"--hwloc-xml "} + CCBENCH_TOPO_DATA_DIR + "/hwloc_two_socket.xml");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("CPU: Test CPU 9000, 2 sockets, 2 NUMA nodes"), std::string::npos) << r.out;
+}
+
+TEST(CcbenchTopo, MissingHwlocXmlIsOneLineAndExitTwo) {
+  const auto r = run("--hwloc-xml /nonexistent/topology.xml");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+}
+
+TEST(CcbenchTopo, HelpExitsZero) {
+  const auto r = run("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--json"), std::string::npos) << r.out;
+}
+
+TEST(CcbenchTopo, BadFlagIsOneLineAndExitTwo) {
+  const auto r = run("--no-such-flag");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+  EXPECT_NE(r.out.find("--no-such-flag"), std::string::npos) << r.out;
+}
+
+}  // namespace

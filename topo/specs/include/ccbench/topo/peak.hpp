@@ -1,0 +1,50 @@
+#pragma once
+// Expected peak: the spec bandwidth of the bottleneck link for a group of ranks (DESIGN §4).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccbench/collective.hpp"
+#include "ccbench/topo/specs.hpp"
+#include "ccbench/topo/topology.hpp"
+
+namespace ccbench::topo {
+
+/// Where one rank of a group runs: which host (index into the hosts vector) and which GPU
+/// (index into that host's gpus; -1 for host memory, the MPI backend).
+struct RankPlace {
+  int host = 0;
+  int gpu = -1;
+};
+
+struct Peak {
+  std::optional<double> GBps;  // per direction, comparable with busbw; nullopt when unknown
+  std::string basis;           // "NVLink4 18 links x 25 GB/s per direction, H100 SXM"; why unknown, when unknown
+};
+
+/// The bottleneck for `collective` among `ranks`, per rank and per direction (comparable with busbw):
+///
+/// - One host, every pair of the group's GPUs joined by active NVLinks (directly or both through
+///   NVSwitch): NVLink = usable active links x the per-link rate of the GPU's spec, the minimum over
+///   the group (a GPU with a link down lowers it). Usable links: those to an NVSwitch, plus direct
+///   links whose peer GPU is in the group (links to GPUs outside the group carry none of its traffic).
+/// - One host without such a domain: PCIe per direction of the slowest GPU's current link
+///   (generation x width as discovered; a downtrained link lowers it).
+/// - Several hosts: per host, the sum of its active NICs' rated port bandwidth divided by the group's
+///   ranks on that host (NICs with an RDMA device only, when the host has any; a plain Ethernet speed
+///   counts as rate/8), the minimum over hosts; for GPU ranks also capped by the GPU's own PCIe link
+///   (GPUDirect RDMA reads GPU memory over it; with one rank per host there is no PXN peer to relay
+///   through NVLink) and, where several GPU ranks share a host, by the one-host bound above.
+/// - Host memory (gpu -1) on one host: unknown (no spec for shared-memory copies); across hosts the
+///   NIC share.
+/// - Anything unknown (a GPU model not in `specs`, NVLink or PCIe information missing, a NIC rate of 0
+///   or an unrated InfiniBand rate, a rank outside the topology): nullopt, and the basis says what.
+///   A single rank: nullopt ("one rank: no link"). A peak is never invented.
+///
+/// `collective`: all seven collectives are bounded by the same link with nccl-tests' busbw factors
+/// (busbw already normalises ring traffic to the per-link rate), so the result does not depend on it;
+/// the parameter stays so that a collective-specific bound (NVLS, tree) can be added without an API break.
+Peak expected_peak(const SpecDatabase& specs, const std::vector<HostTopology>& hosts,
+                   const std::vector<RankPlace>& ranks, Collective collective);
+
+}  // namespace ccbench::topo
