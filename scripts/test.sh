@@ -24,7 +24,7 @@ cmake --build "$CCBENCH_BUILD-minimal" --parallel "$jobs"
 echo "== unit tests with -fsanitize=address,undefined ($CCBENCH_BUILD-asan)"
 ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_BUILD_PERF=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" >/dev/null
-cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs" --target ccbench_unit_tests ccbench_app_tests
+cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs"
 (cd "$CCBENCH_BUILD-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit)
 
 echo "== clang-format"

@@ -13,6 +13,7 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"
 #include "session.hpp"
+#include "topology_gather.hpp"
 
 namespace ccbench {
 namespace {
@@ -135,7 +136,10 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
     }
     return true;
   });
+  in.topology = gather_topology(world, layout.hosts, layout.placement.local_rank);
   Membership member = join_group(in.config, world, layout, in.groups, coll.bench);
+  in.places =
+      gather_places(world, layout.hosts, in.topology, member.backend ? member.backend->device_bus_id() : std::string{});
   in.result_path = agreed(world, coll.bench, [&] {
     if (!in.config.out_path.empty() || world.rank() != 0) {
       return in.config.out_path;

@@ -7,6 +7,7 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/result_json.hpp"
+#include "ccbench/topo/topology_json.hpp"
 #include "ccbench/version.hpp"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration)
@@ -44,6 +45,21 @@ void Session::start_document(const std::map<std::string, std::string>& versions)
   m_doc.environment.hosts = m_in.hosts;
   m_doc.environment.libraries = versions;
   m_doc.environment.variables = communication_variables(environ);
+  nlohmann::json hosts = nlohmann::json::array();
+  for (const auto& h : m_in.topology) {
+    hosts.push_back(topo::to_json(h));
+  }
+  m_doc.topology = {{"hosts", hosts}};
+}
+
+void Session::plan_peaks() {
+  for (const auto& g : m_in.groups) {
+    std::vector<topo::RankPlace> places;
+    for (const int r : g.ranks) {
+      places.push_back(m_in.places[static_cast<std::size_t>(r)]);
+    }
+    m_peaks[g.id] = topo::expected_peak(topo::SpecDatabase::builtin(), m_in.topology, places, m_in.config.collective);
+  }
 }
 
 TableHeader Session::table_header(const std::map<std::string, std::string>& versions, const std::string& backend,
@@ -60,6 +76,16 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   }
   const std::string batch =
       c.batch_ops ? fmt::format("{} ops per sample", *c.batch_ops) : std::string{"ops per sample calibrated to ~1 ms"};
+  for (const auto& g : m_in.groups) {
+    if (c.peak_GBps) {
+      h.peaks.push_back(fmt::format("{:g} GB/s (--peak-GBps)", *c.peak_GBps));
+      break;
+    }
+    if (const auto p = m_peaks.find(g.id); p != m_peaks.end()) {
+      const std::string value = p->second.GBps ? fmt::format("{:g} GB/s", *p->second.GBps) : std::string{"unknown"};
+      h.peaks.push_back(fmt::format("{}: {} ({})", g.id, value, p->second.basis));
+    }
+  }
   h.timing =
       fmt::format("{} ({}), {}", name(c.timing), c.timing == TimingMode::Batch ? batch : "one op per sample", clock);
   h.stopping = c.iters ? fmt::format("{} samples per size", *c.iters)
@@ -145,9 +171,17 @@ void Session::write_document() {
   }
 }
 
-void Session::record(const CaseResult& result) {
+void Session::record(CaseResult& result) {
   if (!is_writer()) {
     return;
+  }
+  const auto peak = m_peaks.find(result.group_id);
+  if (!m_in.config.peak_GBps && peak != m_peaks.end()) {
+    result.peak_GBps = peak->second.GBps;
+    result.peak_basis = peak->second.basis;
+  }
+  if (result.peak_GBps && result.time) {
+    result.pct_of_peak = 100.0 * result.busbw_GBps / *result.peak_GBps;
   }
   const std::lock_guard lock(m_doc_mutex);
   m_current.reset();
@@ -218,6 +252,7 @@ int Session::run() {
   const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World);
   if (is_writer()) {
     start_document(facts.versions);
+    plan_peaks();
     printer.header(table_header(facts.versions, facts.backend, facts.clock));
   }
   const bool failed = sweep(printer);

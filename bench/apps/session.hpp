@@ -14,6 +14,8 @@
 #include "ccbench/result.hpp"
 #include "ccbench/runner.hpp"
 #include "ccbench/table_printer.hpp"
+#include "ccbench/topo/peak.hpp"
+#include "ccbench/topo/topology.hpp"
 #include "ccbench/watchdog.hpp"
 
 namespace ccbench {
@@ -30,6 +32,8 @@ struct SessionInputs {
   std::vector<HostInfo> hosts;
   std::vector<GroupPlan> groups;
   std::string result_path;  // "-" for stdout; only world rank 0 writes
+  std::vector<topo::HostTopology> topology;  // one per host
+  std::vector<topo::RankPlace> places;       // one per world rank
 };
 
 class Session {
@@ -61,7 +65,9 @@ class Session {
   std::string measure_mine(Runner& runner, std::uint64_t size, bool in_place);
   std::vector<CaseResult> collect(const std::string& mine);
   void start_document(const std::map<std::string, std::string>& versions);
-  void record(const CaseResult& result);
+  void record(CaseResult& result);
+  /// Each group's bottleneck link from the topology and the spec database (world rank 0).
+  void plan_peaks();
   void write_document();
   void on_timeout(const std::string& activity, double waited_s);
 
@@ -72,6 +78,7 @@ class Session {
   std::mutex m_doc_mutex;  // the watchdog thread records a timed-out case
   ResultDocument m_doc;
   std::optional<CaseResult> m_current;
+  std::map<std::string, topo::Peak> m_peaks;  // by group id
   Watchdog m_watchdog;
 };
 

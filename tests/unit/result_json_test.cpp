@@ -22,6 +22,7 @@ ResultDocument sample_document() {
   doc.environment.hosts = {{"node0", {0, 1}}, {"node1", {2, 3}}};
   doc.environment.libraries = {{"mpi", "Open MPI v4.1.4"}};
   doc.environment.variables = {{"NCCL_ALGO", "Ring"}};
+  doc.topology = {{"hosts", {{{"hostname", "node0"}, {"gpus", nlohmann::json::array()}}}}};
   CaseResult r;
   r.benchmark = "allreduce_bench";
   r.backend = "mpi";
@@ -30,6 +31,10 @@ ResultDocument sample_document() {
   r.spec = {Collective::AllReduce, DType::Bfloat16, ReduceOp::Max, 0, true, 1024};
   r.ranks = 4;
   r.nodes = 2;
+  r.group = "rail";
+  r.group_id = "rail:1";
+  r.group_ranks = {1, 3};
+  r.group_hosts = {"node0", "node1"};
   r.size_bytes = 2048;
   r.ops_per_sample = 1;
   r.stop_reason = StopReason::TimeBudget;
@@ -63,9 +68,25 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.0.0");
+  EXPECT_EQ(j.at("schema_version"), "1.1.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
+}
+
+TEST(ResultJson, ReadsA1_0DocumentAsOneWorldGroup) {
+  nlohmann::json j = to_json(sample_document());
+  j["schema_version"] = "1.0.0";
+  j["topology"] = nullptr;
+  for (auto& r : j["results"]) {
+    r["group"] = "world";
+    r.erase("group_id");
+    r.erase("group_ranks");
+    r.erase("group_hosts");
+  }
+  const ResultDocument doc = document_from_json(j);
+  EXPECT_EQ(doc.results.at(0).group_id, "world");
+  EXPECT_TRUE(doc.results.at(0).group_ranks.empty());
+  EXPECT_TRUE(doc.topology.is_null());
 }
 
 TEST(ResultJson, UnitsAndNullsAsDocumented) {

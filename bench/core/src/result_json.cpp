@@ -214,7 +214,7 @@ nlohmann::json to_json(const ResultDocument& doc) {
             {"label", run.label}}},
           {"environment",
            {{"hosts", hosts}, {"libraries", doc.environment.libraries}, {"variables", doc.environment.variables}}},
-          {"topology", nullptr},
+          {"topology", doc.topology},
           {"results", results}};
 }
 
@@ -238,6 +238,7 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   }
   doc.environment.libraries = env.at("libraries").get<std::map<std::string, std::string>>();
   doc.environment.variables = env.at("variables").get<std::map<std::string, std::string>>();
+  doc.topology = j.at("topology");
   for (const auto& r : j.at("results")) {
     doc.results.push_back(case_from_json(r));
   }

@@ -8,15 +8,17 @@
 namespace ccbench {
 namespace {
 
-constexpr std::string_view kCellHeader = "      time   algbw   busbw  #wrong";
-constexpr std::string_view kCellUnits = "      (us)  (GB/s)  (GB/s)        ";
+constexpr std::string_view kCellHeader = "      time   algbw   busbw  %peak  #wrong";
+constexpr std::string_view kCellUnits = "      (us)  (GB/s)  (GB/s)               ";
 
 std::string cell(const CaseResult& r) {
   if (r.status == CaseStatus::Skipped || r.status == CaseStatus::TimedOut || !r.time) {
-    return fmt::format("  {:>32}", r.status == CaseStatus::TimedOut ? "timed out" : "skipped");
+    return fmt::format("  {:>39}", r.status == CaseStatus::TimedOut ? "timed out" : "skipped");
   }
   const std::string wrong = r.wrong_elements ? fmt::format("{}", *r.wrong_elements) : "n/a";
-  return fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>7}", r.time->p50 * 1e6, r.algbw_GBps, r.busbw_GBps, wrong);
+  const std::string pct = r.pct_of_peak ? fmt::format("{:.1f}", *r.pct_of_peak) : "-";
+  return fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6} {:>7}", r.time->p50 * 1e6, r.algbw_GBps, r.busbw_GBps, pct,
+                     wrong);
 }
 
 }  // namespace
@@ -33,14 +35,18 @@ void TablePrinter::header(const TableHeader& h) const {
     fmt::print(m_out, "# {}\n", h.groups);
   }
   fmt::print(m_out, "# timing {}; {}\n", h.timing, h.stopping);
-  fmt::print(m_out, "# time = median per op (slowest rank); rates in GB/s (1 GB = 1e9 B); sizes in bytes\n#\n");
+  fmt::print(m_out, "# time = median per op (slowest rank); rates in GB/s (1 GB = 1e9 B); sizes in bytes\n");
+  for (const auto& p : h.peaks) {
+    fmt::print(m_out, "# peak {}\n", p);
+  }
+  fmt::print(m_out, "#\n");
   const int gw = m_show_group ? kGroupWidth + 1 : 0;
   std::string groups = fmt::format("# {:>{}}{:>46}", "", gw, "");
   std::string names = fmt::format("# {:<{}}{:>12} {:>12} {:>8} {:>6} {:>5}", m_show_group ? "group" : "", gw, "size",
                                   "count", "type", "redop", "root");
   std::string units = fmt::format("# {:>{}}{:>12} {:>12} {:>8} {:>6} {:>5}", "", gw, "(B)", "(elements)", "", "", "");
   for (bool in_place : m_in_place) {
-    groups += fmt::format(" {:^34}", in_place ? "in-place" : "out-of-place");
+    groups += fmt::format(" {:^41}", in_place ? "in-place" : "out-of-place");
     names += kCellHeader;
     units += kCellUnits;
   }

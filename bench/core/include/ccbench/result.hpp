@@ -2,6 +2,7 @@
 // The result document (DESIGN §5) as plain values. Times are seconds, rates GB/s (1e9 B/s).
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +74,7 @@ struct EnvironmentInfo {
 struct ResultDocument {
   RunInfo run;
   EnvironmentInfo environment;
+  nlohmann::json topology;  // what topo/ discovered ({"hosts": [...]}), opaque to core; null if none
   std::vector<CaseResult> results;
 };
 
