@@ -31,7 +31,7 @@ struct SessionInputs {
   RunConfig config;
   std::vector<HostInfo> hosts;
   std::vector<GroupPlan> groups;
-  std::string result_path;  // "-" for stdout; only world rank 0 writes
+  std::string result_path;                   // "-" for stdout; only world rank 0 writes
   std::vector<topo::HostTopology> topology;  // one per host
   std::vector<topo::RankPlace> places;       // one per world rank
 };

@@ -14,9 +14,9 @@ struct TableHeader {
   std::string backend;  // "mpi (Open MPI v4.1.4)"
   int ranks = 0;
   int hosts = 0;
-  std::string groups;    // "--split node: 2 group(s) side by side"; empty for one world group
-  std::string timing;    // "batch, host steady_clock"
-  std::string stopping;  // "median of >= 10 samples, 95% CI within 1%, budget 1 s per size"
+  std::string groups;              // "--split node: 2 group(s) side by side"; empty for one world group
+  std::string timing;              // "batch, host steady_clock"
+  std::string stopping;            // "median of >= 10 samples, 95% CI within 1%, budget 1 s per size"
   std::vector<std::string> peaks;  // per group: "world: 450 GB/s (NVLink4 18 links x 25 GB/s ...)"
 };
 

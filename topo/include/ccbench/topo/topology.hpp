@@ -20,15 +20,15 @@ enum class NvLinkPeer { Unknown, Gpu, NvSwitch, Cpu };
 struct NvLink {
   int index = 0;
   bool active = false;
-  int version = 0;              // NVLink generation (3 = A100, 4 = H100/H800/H200, 5 = B200); 0 = unknown
+  int version = 0;  // NVLink generation (3 = A100, 4 = H100/H800/H200, 5 = B200); 0 = unknown
   NvLinkPeer peer = NvLinkPeer::Unknown;
-  std::string peer_bus_id;      // PCI bus id of the GPU (or switch) at the other end, lower case
+  std::string peer_bus_id;  // PCI bus id of the GPU (or switch) at the other end, lower case
 };
 
 struct Gpu {
-  int index = 0;                // NVML index
-  std::string name;             // as NVML reports it: "NVIDIA H100 80GB HBM3"
-  std::string bus_id;           // "0000:18:00.0", lower case
+  int index = 0;       // NVML index
+  std::string name;    // as NVML reports it: "NVIDIA H100 80GB HBM3"
+  std::string bus_id;  // "0000:18:00.0", lower case
   std::uint64_t memory_bytes = 0;
   int numa_node = -1;
   PciLink pcie;
@@ -37,21 +37,21 @@ struct Gpu {
 };
 
 struct Nic {
-  std::string name;             // "mlx5_0" (RDMA device) or the netdev name when there is none
-  std::string netdev;           // "ib0", "eth0"
-  std::string bus_id;           // empty for virtual devices
+  std::string name;    // "mlx5_0" (RDMA device) or the netdev name when there is none
+  std::string netdev;  // "ib0", "eth0"
+  std::string bus_id;  // empty for virtual devices
   int numa_node = -1;
-  double rate_Gbps = 0.0;       // per direction, as the port reports it; 0 = unknown
-  std::string state;            // "ACTIVE", "up", "DOWN", ...
-  std::string link_layer;       // "InfiniBand", "Ethernet"
+  double rate_Gbps = 0.0;  // per direction, as the port reports it; 0 = unknown
+  std::string state;       // "ACTIVE", "up", "DOWN", ...
+  std::string link_layer;  // "InfiniBand", "Ethernet"
   std::vector<std::string> pci_path;
 };
 
 struct NumaNode {
   int index = 0;
-  std::vector<int> cpus;        // OS cpu indices
+  std::vector<int> cpus;  // OS cpu indices
   std::uint64_t memory_bytes = 0;
-  int socket = -1;              // CPU package (socket) that holds this node; -1 = unknown
+  int socket = -1;  // CPU package (socket) that holds this node; -1 = unknown
 };
 
 struct HostTopology {
@@ -61,7 +61,7 @@ struct HostTopology {
   std::vector<NumaNode> numa_nodes;
   std::vector<Gpu> gpus;
   std::vector<Nic> nics;
-  std::string gpu_discovery;    // how GPUs were (not) found: "NVML 12.560 driver 560.35", "no GPU found: ..."
+  std::string gpu_discovery;  // how GPUs were (not) found: "NVML 12.560 driver 560.35", "no GPU found: ..."
 };
 
 }  // namespace ccbench::topo
