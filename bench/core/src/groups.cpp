@@ -85,6 +85,7 @@ std::vector<GroupPlan> plan_groups(Split split, const std::vector<HostInfo>& hos
       break;
     case Split::CrossNode: {
       std::vector<int> leaders;
+      leaders.reserve(hosts.size());
       for (const auto& h : hosts) {
         leaders.push_back(h.ranks.front());
       }

@@ -48,12 +48,10 @@ std::string mpi_library_version() {
   return version;
 }
 
-MpiGroup::MpiGroup(MPI_Comm comm) : m_comm(comm) {
+MpiGroup::MpiGroup(MPI_Comm comm, bool owned) : m_comm(comm), m_owned(owned) {
   mpi_check(MPI_Comm_rank(comm, &m_rank), "MPI_Comm_rank");
   mpi_check(MPI_Comm_size(comm, &m_size), "MPI_Comm_size");
 }
-
-MpiGroup::MpiGroup(MPI_Comm comm, Owned /*tag*/) : MpiGroup(comm) { m_owned = true; }
 
 MpiGroup::~MpiGroup() {
   if (m_owned) {
@@ -68,7 +66,7 @@ std::unique_ptr<MpiGroup> MpiGroup::split(int color, int key) {
     return nullptr;
   }
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  return std::make_unique<MpiGroup>(comm, Owned{});
+  return std::make_unique<MpiGroup>(comm, true);
 }
 
 void MpiGroup::barrier() { mpi_check(MPI_Barrier(m_comm), "MPI_Barrier"); }

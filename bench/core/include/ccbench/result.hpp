@@ -71,6 +71,7 @@ struct EnvironmentInfo {
   std::map<std::string, std::string> variables;  // allow-listed environment variables
 };
 
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json members; nothing here is noexcept by contract
 struct ResultDocument {
   RunInfo run;
   EnvironmentInfo environment;

@@ -31,11 +31,9 @@ std::string mpi_library_version();
 
 class MpiGroup final : public Group {
  public:
-  /// A group over `comm`, which the caller keeps (MPI_COMM_WORLD).
-  explicit MpiGroup(MPI_Comm comm);
-  struct Owned {};
-  /// A group that owns `comm` and frees it.
-  MpiGroup(MPI_Comm comm, Owned tag);
+  /// A group over `comm`; with `owned` it frees the communicator, else the caller keeps it
+  /// (MPI_COMM_WORLD).
+  explicit MpiGroup(MPI_Comm comm, bool owned = false);
   MpiGroup(const MpiGroup&) = delete;
   MpiGroup& operator=(const MpiGroup&) = delete;
   MpiGroup(MpiGroup&&) = delete;
