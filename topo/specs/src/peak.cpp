@@ -46,23 +46,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-/// "00000000:18:00.0" (NVML) and "0000:18:00.0" (sysfs) name the same device: compare them as
-/// lower case with the domain cut to four digits.
-std::string canonical_bus_id(std::string_view id) {
-  std::string s = lower(id);
-  const auto colons = std::ranges::count(s, ':');
-  if (colons == 1) {
-    return "0000:" + s;
-  }
-  if (colons != 2) {
-    return s;
-  }
-  const auto first = s.find(':');
-  std::string domain = s.substr(0, first);
-  domain.erase(0, std::min(domain.find_first_not_of('0'), domain.size()));
-  return fmt::format("{:0>4}{}", domain, s.substr(first));
-}
-
 std::string gpu_label(const Gpu& gpu, const HostGroup& group, bool with_host) {
   return with_host ? fmt::format("GPU{} on {}", gpu.index, group.label) : fmt::format("GPU{}", gpu.index);
 }
@@ -74,9 +57,12 @@ bool has_switch_link(const Gpu& gpu) {
 }
 
 bool links_directly(const Gpu& from, const Gpu& to) {
-  const std::string target = canonical_bus_id(to.bus_id);
+  const std::string target = normalize_bus_id(to.bus_id);
+  if (target.empty()) {
+    return false;
+  }
   return std::ranges::any_of(from.nvlinks, [&target](const NvLink& l) {
-    return l.active && l.peer == NvLinkPeer::Gpu && canonical_bus_id(l.peer_bus_id) == target;
+    return l.active && l.peer == NvLinkPeer::Gpu && normalize_bus_id(l.peer_bus_id) == target;
   });
 }
 
@@ -102,14 +88,16 @@ int usable_links(const Gpu& gpu, const std::set<std::string>& group_bus_ids) {
       return false;
     }
     return l.peer == NvLinkPeer::NvSwitch ||
-           (l.peer == NvLinkPeer::Gpu && group_bus_ids.contains(canonical_bus_id(l.peer_bus_id)));
+           (l.peer == NvLinkPeer::Gpu && group_bus_ids.contains(normalize_bus_id(l.peer_bus_id)));
   }));
 }
 
 Bound nvlink_bound(const HostGroup& group, const std::vector<const GpuSpec*>& models) {
   std::set<std::string> bus_ids;
   for (const Gpu* gpu : group.gpus) {
-    bus_ids.insert(canonical_bus_id(gpu->bus_id));
+    if (auto id = normalize_bus_id(gpu->bus_id); !id.empty()) {
+      bus_ids.insert(std::move(id));
+    }
   }
   Bound best = unknown("no GPU");
   for (std::size_t i = 0; i < group.gpus.size(); ++i) {

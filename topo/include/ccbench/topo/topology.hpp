@@ -4,6 +4,7 @@
 // Unknown numbers are 0 / -1 / empty, never guessed.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ccbench::topo {
@@ -63,5 +64,8 @@ struct HostTopology {
   std::vector<Nic> nics;
   std::string gpu_discovery;  // how GPUs were (not) found: "NVML 12.560 driver 560.35", "no GPU found: ..."
 };
+
+/// "0000:1b:00.0" from any spelling NVML or sysfs uses ("00000000:1B:00.0"); empty if not a bus id.
+std::string normalize_bus_id(std::string_view text);
 
 }  // namespace ccbench::topo

@@ -55,7 +55,6 @@ GpuInventory query_nvml(const std::string& library = "libnvidia-ml.so.1");
 /// True when the library was built with hwloc (CCBENCH_HAVE_HWLOC).
 bool hwloc_available();
 
-/// "0000:1b:00.0" from any spelling NVML or sysfs uses ("00000000:1B:00.0"); empty if not a bus id.
-std::string normalize_bus_id(std::string_view text);
+// normalize_bus_id: see ccbench/topo/topology.hpp
 
 }  // namespace ccbench::topo
