@@ -1,25 +1,14 @@
 #include "ccbench/topo/discover.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <climits>
 
+#include "ccbench/environment.hpp"
 #include "platform.hpp"
 #include "sysfs.hpp"
 
 namespace ccbench::topo {
 namespace {
-
-std::string local_hostname() {
-  std::array<char, HOST_NAME_MAX + 1> buf{};
-  if (::gethostname(buf.data(), buf.size() - 1) != 0) {
-    return "unknown";
-  }
-  return buf.data();
-}
 
 /// Where a device sits: hwloc's PCI tree when it knows the device, else sysfs; NUMA likewise.
 /// A host with a single NUMA node puts every device on it (sysfs says -1 there).
