@@ -126,6 +126,37 @@ def rank0_pid(tag):
     return None
 
 
+def session_pids(sid):
+    """Every live process of session `sid` (mpirun's ranks are in their own process groups)."""
+    pids = []
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # fields: state ppid pgrp session ...
+            pids.append(int(proc.name))
+    return pids
+
+
+def kill_session(sid, timeout=30):
+    """SIGKILL every process of the session and wait until none is left."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pids = session_pids(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    raise AssertionError(f"processes of session {sid} survive SIGKILL: {session_pids(sid)}")
+
+
 def sigkill(env, args):
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "killed.json"
@@ -143,8 +174,8 @@ def sigkill(env, args):
             except (OSError, ValueError):  # not written yet; a partial file would be a failure below
                 pass
         assert completed >= 8, f"only {completed} sizes completed before the deadline"
-        if args.victim == "job":
-            os.killpg(proc.pid, signal.SIGKILL)
+        if args.victim == "job":  # every process of the job at once, as the OOM killer or scancel would
+            kill_session(proc.pid)
         else:
             pid = rank0_pid(str(out))
             assert pid, "rank 0 not found"
@@ -152,10 +183,7 @@ def sigkill(env, args):
         try:
             proc.wait(timeout=60)
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_session(proc.pid)  # nothing may write into the directory after this
         print(proc.stdout.read().decode(errors="replace"))
         assert proc.returncode != 0, "a killed run must not exit 0"
         doc = env.validate(out)
