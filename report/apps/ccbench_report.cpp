@@ -1,0 +1,212 @@
+// ccbench-report: result files in; tables, regression verdicts, acceptance verdicts and a web page
+// out (DESIGN §1). Exit codes: 0 fine, 1 a regression or a failed check, 2 bad input.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccbench/errors.hpp"
+#include "ccbench/report/accept.hpp"
+#include "ccbench/report/compare.hpp"
+#include "ccbench/report/html.hpp"
+#include "ccbench/report/input.hpp"
+#include "ccbench/report/table.hpp"
+#include "ccbench/report/text.hpp"
+#include "ccbench/result_json.hpp"
+#include "ccbench/version.hpp"
+
+namespace {
+
+using ccbench::UsageError;
+namespace report = ccbench::report;
+
+struct Options {
+  std::vector<std::string> files;
+  std::string format = "terminal";
+  std::string colour = "auto";
+  // compare
+  std::string threshold = "5";
+  std::uint64_t min_samples = 5;
+  std::string label_a;
+  std::string label_b;
+  // accept
+  std::string profile;
+  std::string junit;
+  // html
+  std::string out;
+  std::string title = "ccbench report";
+};
+
+report::Format format_of(const Options& o) {
+  const auto f = report::parse_format(o.format);
+  if (!f) {
+    throw UsageError(fmt::format("--format {}: expected terminal, markdown, csv or json", o.format));
+  }
+  return *f;
+}
+
+bool use_colour(const Options& o, report::Format format) {
+  if (format != report::Format::Terminal || o.colour == "never") {
+    return false;
+  }
+  if (o.colour == "always") {
+    return true;
+  }
+  const char* term = std::getenv("TERM");
+  return ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr &&
+         (term == nullptr || std::string(term) != "dumb");
+}
+
+/// "5", "5%" -> 0.05. Percent in (0, 100).
+double parse_threshold(std::string text) {
+  if (!text.empty() && text.back() == '%') {
+    text.pop_back();
+  }
+  char* end = nullptr;
+  const double pct = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || !(pct > 0.0 && pct < 100.0)) {
+    throw UsageError(fmt::format("--threshold {}: expected a percentage between 0 and 100, like 5 or 5%", text));
+  }
+  return pct / 100.0;
+}
+
+void emit(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    ccbench::write_file_atomically(path, text);
+  }
+}
+
+int run_table(const Options& o) {
+  const auto format = format_of(o);
+  const auto runs = report::read_result_files(o.files);
+  emit(report::render_tables(runs, format, use_colour(o, format)), "");
+  return ccbench::kExitOk;
+}
+
+int run_compare(const Options& o) {
+  const auto format = format_of(o);
+  report::CompareOptions options;
+  options.threshold = parse_threshold(o.threshold);
+  options.min_samples = o.min_samples;
+  options.label_a = o.label_a;
+  options.label_b = o.label_b;
+  const auto base = report::read_result_files({o.files.at(0)});
+  const auto cand = report::read_result_files({o.files.at(1)});
+  const auto comparison = report::compare_runs(base, cand, options);
+  emit(report::render_comparison(comparison, options, format, use_colour(o, format)), "");
+  return comparison.any_regression() ? ccbench::kExitFailure : ccbench::kExitOk;
+}
+
+int run_accept(const Options& o) {
+  const auto format = format_of(o);
+  const auto profile = report::load_profile(o.profile);
+  const auto runs = report::read_result_files(o.files);
+  const auto outcomes = report::evaluate(profile, runs);
+  emit(report::render_accept(profile, outcomes, format, use_colour(o, format)), "");
+  if (!o.junit.empty()) {
+    emit(report::render_junit(profile, outcomes), o.junit);
+  }
+  const bool failed = std::any_of(outcomes.begin(), outcomes.end(),
+                                  [](const auto& c) { return c.verdict != report::CheckVerdict::Pass; });
+  return failed ? ccbench::kExitFailure : ccbench::kExitOk;
+}
+
+int run_html(const Options& o) {
+  const auto runs = report::read_result_files(o.files);
+  report::HtmlOptions options;
+  options.title = o.title;
+  emit(report::render_html(runs, options), o.out);
+  if (o.out != "-") {
+    std::fprintf(stderr, "ccbench-report: wrote %s\n", o.out.c_str());
+  }
+  return ccbench::kExitOk;
+}
+
+void add_format(CLI::App* sub, Options& o) {
+  sub->add_option("--format", o.format, "terminal | markdown | csv | json")->capture_default_str();
+  sub->add_option("--colour,--color", o.colour, "auto | always | never (terminal format only)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+}
+
+int run_cli(int argc, char** argv) {
+  Options o;
+  CLI::App app{"ccbench-report: tables, regression and acceptance verdicts, and a web page from ccbench results"};
+  app.set_version_flag("--version",
+                       fmt::format("ccbench-report {} ({})", ccbench::tool_version(), ccbench::git_revision()));
+  app.require_subcommand(1);
+
+  auto* table = app.add_subcommand("table", "per bench and group: the nccl-tests-like table with median, p95, %peak");
+  table->add_option("files", o.files, "result files or directories of them")->required();
+  add_format(table, o);
+
+  auto* compare = app.add_subcommand("compare",
+                                     "regression: per row, the change of busbw and a verdict; exit 1 "
+                                     "when any row is SLOWER or FAILED");
+  compare->add_option("files", o.files, "BASE CAND (each a result file or a directory)")->required()->expected(2);
+  compare->add_option("--threshold", o.threshold, "a change smaller than this percentage is SAME")
+      ->capture_default_str();
+  compare->add_option("--min-samples", o.min_samples, "fewer samples on either side give UNSURE")
+      ->check(CLI::Range(2, 1000000))
+      ->capture_default_str();
+  compare->add_option("--label-a", o.label_a, "name of BASE (default: its label or file name)");
+  compare->add_option("--label-b", o.label_b, "name of CAND");
+  add_format(compare, o);
+
+  auto* accept = app.add_subcommand("accept", "acceptance: the checks of a profile, PASS/FAIL each; exit 1 on a FAIL");
+  accept->add_option("files", o.files, "result files or directories of them")->required();
+  accept->add_option("--profile", o.profile, "an acceptance profile (profiles/*.json)")->required();
+  accept->add_option("--junit", o.junit, "also write JUnit XML to this file");
+  add_format(accept, o);
+
+  auto* html = app.add_subcommand("html", "one self-contained web page with tables and plots");
+  html->add_option("files", o.files, "result files or directories of them")->required();
+  html->add_option("-o,--out", o.out, "the page to write ('-' for stdout)")->required();
+  html->add_option("--title", o.title, "the page's title")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+    if (table->parsed()) {
+      return run_table(o);
+    }
+    if (compare->parsed()) {
+      return run_compare(o);
+    }
+    if (accept->parsed()) {
+      return run_accept(o);
+    }
+    return run_html(o);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ccbench-report: %s (see ccbench-report --help)\n", e.what());
+    return ccbench::kExitUsage;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ccbench-report: %s\n", e.what());
+    return ccbench::kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccbench-report: error: %s\n", e.what());
+    return ccbench::kExitFailure;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (...) {  // building the command line itself failed (out of memory): still one line
+    std::fputs("ccbench-report: error: unexpected failure\n", stderr);
+    return ccbench::kExitFailure;
+  }
+}

@@ -1,0 +1,110 @@
+#pragma once
+// `ccbench-report accept FILE... --profile P`: checks from a profile (profiles/*.json, format in
+// profiles/README.md) against results; PASS/FAIL per check naming the failing host/GPU/NIC/group;
+// JUnit XML. Thresholds gate one size each, never an average over sizes (DESIGN §4).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccbench/collective.hpp"
+#include "ccbench/report/input.hpp"
+#include "ccbench/report/text.hpp"
+#include "ccbench/types.hpp"
+
+namespace ccbench::report {
+
+inline constexpr std::string_view kProfileName = "ccbench.accept";
+inline constexpr int kProfileMajorVersion = 1;  // profile_version "1.x.y" is read; other majors are refused
+
+enum class CheckKind { Busbw, NoWrongElements, NoTimedOut, NoFailed };
+/// "busbw", "no_wrong_elements", "no_timed_out", "no_failed".
+std::string_view name(CheckKind kind);
+
+/// Which result rows a check looks at; an unset field matches every row.
+struct RowFilter {
+  std::optional<std::string> benchmark;  // allreduce_bench
+  std::optional<std::string> backend;    // mpi | nccl
+  std::optional<Collective> op;
+  std::optional<DType> dtype;
+  std::optional<ReduceOp> redop;
+  std::optional<bool> in_place;
+  std::vector<std::string> groups;  // group kinds (world, node, cross-node, rail, pair); empty = any
+  std::optional<int> ranks;         // ranks in the group
+  std::optional<int> nodes;         // hosts the group spans
+};
+
+/// One check of a profile.
+struct AcceptCheck {
+  std::string id;
+  CheckKind kind = CheckKind::NoFailed;
+  std::string description;  // from the profile, or "" (a description is then generated)
+  std::string source;       // a key of Profile::sources, or ""
+  std::string note;         // how the threshold was chosen or derived, in words
+  RowFilter select;
+  // busbw
+  std::uint64_t size_bytes = 0;
+  std::optional<double> min_GBps;
+  std::optional<double> min_pct_of_peak;
+  int min_groups = 0;  // at least this many distinct groups at that size (0: any number, at least one)
+  // no_wrong_elements
+  bool require_checked = false;  // rows that were not verified (-c 0) fail the check
+};
+
+/// Where a threshold comes from: a publication, or how it was derived.
+struct ProfileSource {
+  std::string title;
+  std::string url;   // may be ""
+  std::string says;  // what the source states, in words
+  std::string note;  // how the profile uses it
+};
+
+struct Profile {
+  std::string path;     // as given
+  std::string id;       // "h100-sxm-8gpu": JUnit classname ccbench.accept.<id>
+  std::string version;  // profile_version
+  std::string name;
+  std::string description;
+  std::map<std::string, ProfileSource> sources;
+  std::vector<AcceptCheck> checks;
+};
+
+/// Throws InputError (file + JSON pointer + what was expected) on a malformed profile.
+Profile load_profile(const std::filesystem::path& path);
+/// The same, from text; `name` is used in error messages.
+Profile parse_profile(const std::string& text, const std::string& name);
+
+/// "allreduce_bench group world|node of 8 ranks"; "every result" when the filter is empty.
+std::string describe(const RowFilter& filter);
+/// What a check asks, in words: its description, or one made from its fields.
+std::string describe(const AcceptCheck& check);
+/// A busbw check's thresholds: ">= 460 GB/s, in >= 4 groups".
+std::string threshold_text(const AcceptCheck& check);
+
+enum class CheckVerdict { Pass, Fail };
+
+struct CheckOutcome {
+  std::string id;           // the check's id in the profile
+  std::string kind;         // "busbw", ...
+  std::string description;  // what it asks, in words: "allreduce_bench busbw at 16 GiB >= 460 GB/s"
+  CheckVerdict verdict = CheckVerdict::Fail;
+  std::string measured;   // the worst measured value, or "" when nothing matched
+  std::string threshold;  // ">= 460 GB/s", "0 wrong elements"
+  std::string culprit;    // who failed: "group pair:2-3, ranks 2,3 on vm", "" on pass
+  std::string detail;     // one line: why it failed, or what it looked at
+  std::string source;     // where the threshold comes from: the source's title and URL, or ""
+};
+
+std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<LoadedRun>& runs);
+/// True when every check passed (the exit code is 0 then).
+bool all_passed(const std::vector<CheckOutcome>& outcomes);
+
+/// A table (terminal, markdown) ending in "N checks: P passed, F failed", or CSV / JSON.
+std::string render_accept(const Profile& profile, const std::vector<CheckOutcome>& outcomes, Format format,
+                          bool colour);
+/// JUnit XML: one testsuite for the profile, one testcase per check, <failure> for FAIL. Deterministic.
+std::string render_junit(const Profile& profile, const std::vector<CheckOutcome>& outcomes);
+
+}  // namespace ccbench::report

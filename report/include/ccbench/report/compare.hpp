@@ -1,0 +1,59 @@
+#pragma once
+// `ccbench-report compare BASE CAND`: per matching row, the change of median busbw and a verdict
+// decided from both sample distributions (DESIGN §1, regression).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccbench/report/input.hpp"
+#include "ccbench/report/rows.hpp"
+#include "ccbench/report/text.hpp"
+
+namespace ccbench::report {
+
+enum class Verdict { Same, Faster, Slower, Unsure, Failed };
+std::string_view name(Verdict verdict);  // "SAME", "FASTER", "SLOWER", "UNSURE", "FAILED"
+
+struct CompareOptions {
+  double threshold = 0.05;        // a change smaller than this (relative) is SAME
+  std::uint64_t min_samples = 5;  // fewer on either side: UNSURE
+  std::string label_a;            // names of the two sides; default: the runs' names
+  std::string label_b;
+};
+
+/// The relative change of a statistic with its 95% confidence interval: cand/base - 1.
+struct Change {
+  double estimate = 0.0;
+  double lo = 0.0;
+  double hi = 0.0;
+};
+
+struct RowComparison {
+  RowKey key;
+  const CaseResult* base = nullptr;
+  const CaseResult* cand = nullptr;
+  std::optional<Change> change;  // of busbw (or of busbw / peak when the peaks differ)
+  std::string method;            // "Hodges-Lehmann on raw samples", "median CIs", ...
+  Verdict verdict = Verdict::Unsure;
+  std::string why;                       // one line: "too few samples (3 < 5)", "CI -21.3%..-18.7% below -5%"
+  std::optional<double> measured_ratio;  // cand busbw / base busbw
+  std::optional<double> spec_ratio;      // cand peak / base peak, when both known
+  bool against_spec = false;             // the peaks differ: the change is of busbw / peak
+};
+
+struct Comparison {
+  std::string label_a;
+  std::string label_b;
+  bool against_spec = false;  // some row's peaks differ: its verdict is on busbw / peak
+  std::vector<RowComparison> rows;
+  std::vector<RowKey> only_base;
+  std::vector<RowKey> only_cand;
+  std::vector<RowKey> skipped;                // skipped on both sides: nothing to compare
+  [[nodiscard]] bool any_regression() const;  // any SLOWER or FAILED
+};
+
+Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<LoadedRun>& cand,
+                        const CompareOptions& options);
+std::string render_comparison(const Comparison& comparison, const CompareOptions& options, Format format, bool colour);
+
+}  // namespace ccbench::report

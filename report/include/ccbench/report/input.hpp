@@ -1,0 +1,42 @@
+#pragma once
+// Reading result documents (DESIGN §5): parse, check against the schema in report/schema,
+// convert to core's ResultDocument. Every problem becomes one InputError line:
+// "FILE: /json/pointer: what was expected"; nothing in here crashes on input (it is fuzzed).
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ccbench/errors.hpp"
+#include "ccbench/result.hpp"
+
+namespace ccbench::report {
+
+/// Malformed or foreign input (a result file, a profile): exit code 2.
+class InputError : public UsageError {
+ public:
+  /// `pointer` is a JSON pointer ("/results/3/busbw_GBps"); empty for problems with the whole file.
+  InputError(const std::string& file, const std::string& pointer, const std::string& message);
+};
+
+/// One result document as read from a file.
+// NOLINTNEXTLINE(bugprone-exception-escape): holds nlohmann::json (in ResultDocument); not noexcept by contract
+struct LoadedRun {
+  std::string path;            // as given on the command line
+  std::string schema_version;  // as written in the file ("1.0.0", "1.1.0")
+  ResultDocument doc;
+  /// How tables, plots and verdicts name this run: the run's label, else the file's stem.
+  [[nodiscard]] std::string name() const;
+};
+
+/// Parses and checks one document. `name` is used in error messages (usually the path).
+LoadedRun read_result_text(std::string_view text, const std::string& name);
+
+/// Reads one file (throws InputError when it cannot be read or is malformed).
+LoadedRun read_result_file(const std::filesystem::path& path);
+
+/// Reads each argument: a file, or a directory whose *.json files are read in name order.
+/// Throws InputError on the first bad file, or when there is no file at all.
+std::vector<LoadedRun> read_result_files(const std::vector<std::string>& paths);
+
+}  // namespace ccbench::report

@@ -1,0 +1,29 @@
+#pragma once
+// Small text helpers shared by the printers: escaping and number formatting.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ccbench::report {
+
+/// Output formats of the text printers (table, compare, accept).
+enum class Format { Terminal, Markdown, Csv, Json };
+/// "terminal" | "markdown" | "md" | "csv" | "json"; nullopt otherwise.
+std::optional<Format> parse_format(std::string_view text);
+
+/// Escapes & < > " ' for HTML text and attribute values.
+std::string html_escape(std::string_view text);
+/// Escapes & < > " ' for XML, and replaces what XML 1.0 cannot hold (control characters, invalid UTF-8) with U+FFFD.
+std::string xml_escape(std::string_view text);
+/// One CSV field (RFC 4180): quoted when it holds a comma, quote, or line break.
+std::string csv_field(std::string_view text);
+/// Replaces control characters (ESC included) and invalid UTF-8 with '?', so input cannot steer a terminal.
+std::string printable(std::string_view text);
+
+/// 8 -> "8 B", 4096 -> "4 KiB", 3 << 20 -> "3 MiB", 1536 -> "1536 B" (exact binary multiples only).
+std::string format_size(std::uint64_t bytes);
+/// Fixed notation with `digits` after the point; "-" for nullopt.
+std::string format_number(std::optional<double> value, int digits);
+
+}  // namespace ccbench::report

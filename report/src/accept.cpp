@@ -1,0 +1,436 @@
+// Acceptance checks: evaluation against result rows, and naming of the failing group (ranks, hosts,
+// and the GPUs and NICs the topology names). The printers are in accept_render.cpp.
+#include "ccbench/report/accept.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "text_table.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxCulprits = 4;  // failing groups / cases named in one outcome
+constexpr std::size_t kMaxHosts = 4;     // hosts of one group named with their devices
+constexpr std::size_t kMaxRankItems = 12;
+
+/// One result row and the run it came from.
+struct Row {
+  const LoadedRun* run = nullptr;
+  const CaseResult* r = nullptr;
+  bool show_run = false;  // several runs: name the run in labels
+};
+
+bool measured(const CaseResult& r) { return r.status == CaseStatus::Ok || r.status == CaseStatus::Failed; }
+
+bool matches(const RowFilter& f, const CaseResult& r) {
+  const auto& g = f.groups;
+  return (!f.benchmark || r.benchmark == *f.benchmark) && (!f.backend || r.backend == *f.backend) &&
+         (!f.op || r.spec.collective == *f.op) && (!f.dtype || r.spec.dtype == *f.dtype) &&
+         (!f.redop || (info(r.spec.collective).has_reduce_op && r.spec.op == *f.redop)) &&
+         (!f.in_place || r.spec.in_place == *f.in_place) &&
+         (g.empty() || std::find(g.begin(), g.end(), r.group) != g.end()) && (!f.ranks || r.ranks == *f.ranks) &&
+         (!f.nodes || r.nodes == *f.nodes);
+}
+
+std::vector<Row> select_rows(const std::vector<LoadedRun>& runs, const RowFilter& filter) {
+  std::vector<Row> rows;
+  for (const auto& run : runs) {
+    for (const auto& r : run.doc.results) {
+      if (matches(filter, r)) {
+        rows.push_back({&run, &r, runs.size() > 1});
+      }
+    }
+  }
+  return rows;
+}
+
+// --- naming: ranks, hosts, GPUs and NICs ---------------------------------------------------------
+
+const json* member(const json& j, std::string_view key) {
+  if (!j.is_object()) {
+    return nullptr;
+  }
+  const auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+std::string text_of(const json* j) { return j != nullptr && j->is_string() ? j->get<std::string>() : std::string(); }
+
+const json* topology_host(const ResultDocument& doc, const std::string& hostname) {
+  const json* hosts = member(doc.topology, "hosts");
+  if (hosts == nullptr || !hosts->is_array()) {
+    return nullptr;
+  }
+  const auto it = std::find_if(hosts->begin(), hosts->end(),
+                               [&](const json& h) { return text_of(member(h, "hostname")) == hostname; });
+  return it == hosts->end() ? nullptr : &*it;
+}
+
+std::vector<std::string> strings_of(const json* j) {
+  std::vector<std::string> out;
+  if (j != nullptr && j->is_array()) {
+    for (const auto& item : *j) {
+      out.push_back(text_of(&item));
+    }
+  }
+  return out;
+}
+
+/// The NIC that shares the longest run of PCIe bridges with the GPU (the one under the same switch);
+/// "" when none shares any, or when two share equally many (no guess).
+std::string nearest_nic(const json& host, const json& gpu) {
+  const auto gpu_path = strings_of(member(gpu, "pci_path"));
+  const json* nics = member(host, "nics");
+  if (nics == nullptr || !nics->is_array()) {
+    return "";
+  }
+  std::string best;
+  std::size_t best_common = 0;
+  bool tie = false;
+  for (const auto& nic : *nics) {
+    const auto path = strings_of(member(nic, "pci_path"));
+    const auto common = static_cast<std::size_t>(
+        std::mismatch(gpu_path.begin(), gpu_path.end(), path.begin(), path.end()).first - gpu_path.begin());
+    if (common > best_common) {
+      best_common = common;
+      best = text_of(member(nic, "name"));
+      tie = false;
+    } else if (common == best_common && common > 0) {
+      tie = true;
+    }
+  }
+  return tie ? std::string() : best;
+}
+
+/// "GPU3 0000:1b:00.0[ NIC mlx5_3]" for the GPU a rank used (device = local rank), or "".
+std::string device_label(const json* host, int local_rank, bool with_nic) {
+  const json* gpus = host != nullptr ? member(*host, "gpus") : nullptr;
+  if (gpus == nullptr || !gpus->is_array()) {
+    return "";
+  }
+  const auto it = std::find_if(gpus->begin(), gpus->end(), [&](const json& g) {
+    const json* index = member(g, "index");
+    return index != nullptr && index->is_number_integer() && index->get<std::int64_t>() == local_rank;
+  });
+  if (it == gpus->end()) {
+    return "";
+  }
+  std::string label = fmt::format("GPU{} {}", local_rank, text_of(member(*it, "bus_id")));
+  const std::string nic = with_nic ? nearest_nic(*host, *it) : std::string();
+  return nic.empty() ? label : label + " NIC " + nic;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) {
+      ++j;
+    }
+    items.push_back(j >= i + 2 ? fmt::format("{}-{}", ranks[i], ranks[j]) : std::to_string(ranks[i]));
+    if (j == i + 1) {
+      items.push_back(std::to_string(ranks[j]));
+    }
+    i = j + 1;
+  }
+  if (items.size() > kMaxRankItems) {
+    items.resize(kMaxRankItems);
+    items.push_back(fmt::format("... ({} ranks)", ranks.size()));
+  }
+  return fmt::format("{}", fmt::join(items, ","));
+}
+
+/// Hosts of a group in order of appearance, each with the local ranks of the group's ranks on it.
+std::vector<std::pair<std::string, std::vector<int>>> hosts_of(const ResultDocument& doc, const CaseResult& r) {
+  std::vector<std::pair<std::string, std::vector<int>>> hosts;
+  for (const int rank : r.group_ranks) {
+    for (const auto& h : doc.environment.hosts) {
+      const auto at = std::find(h.ranks.begin(), h.ranks.end(), rank);
+      if (at == h.ranks.end()) {
+        continue;
+      }
+      auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& e) { return e.first == h.hostname; });
+      if (it == hosts.end()) {
+        it = hosts.insert(hosts.end(), {h.hostname, {}});
+      }
+      it->second.push_back(static_cast<int>(at - h.ranks.begin()));
+    }
+  }
+  return hosts;
+}
+
+/// "group pair:2-3 (ranks 2,3 on node7: GPU2 0000:1b:00.0, GPU3 0000:29:00.0)", as tables name groups.
+std::string describe_group(const Row& row) {
+  const CaseResult& r = *row.r;
+  const std::string ranks = r.group_ranks.empty() ? std::string() : "ranks " + rank_list(r.group_ranks) + " ";
+  const auto hosts = hosts_of(row.run->doc, r);
+  if (hosts.empty() || hosts.size() > kMaxHosts) {
+    const auto names = hosts.empty() ? r.group_hosts : std::vector<std::string>{hosts[0].first, hosts[1].first, "..."};
+    const auto on = hosts.size() > kMaxHosts ? fmt::format("{} hosts: ", hosts.size()) : std::string();
+    return fmt::format("group {} ({}on {}{})", r.group_id, ranks, on, fmt::join(names, ", "));
+  }
+  // CUDA device = local rank (the NCCL backend); with CUDA_VISIBLE_DEVICES that is no NVML index.
+  const bool names_gpus = r.backend == "nccl" && !row.run->doc.environment.variables.contains("CUDA_VISIBLE_DEVICES");
+  std::vector<std::string> parts;
+  bool any_device = false;
+  for (const auto& [hostname, locals] : hosts) {
+    std::vector<std::string> devices;
+    const json* topo = names_gpus ? topology_host(row.run->doc, hostname) : nullptr;
+    for (const int local : locals) {
+      if (auto label = device_label(topo, local, hosts.size() > 1); !label.empty()) {
+        devices.push_back(std::move(label));
+      }
+    }
+    any_device = any_device || !devices.empty();
+    parts.push_back(devices.empty() ? hostname : fmt::format("{}: {}", hostname, fmt::join(devices, ", ")));
+  }
+  return fmt::format("group {} ({}on {})", r.group_id, ranks, fmt::join(parts, any_device ? "; " : ", "));
+}
+
+/// "all_reduce float32 256 MiB out-of-place" (with the run's name when several runs are read).
+std::string case_label(const Row& row) {
+  const CaseResult& r = *row.r;
+  std::string label = fmt::format("{} {} {} {}", info(r.spec.collective).name, name(r.spec.dtype),
+                                  format_size(r.size_bytes), r.spec.in_place ? "in-place" : "out-of-place");
+  return row.show_run ? fmt::format("{} [{}]", label, row.run->name()) : label;
+}
+
+std::string group_key(const CaseResult& r) { return fmt::format("{}@{}", r.group_id, fmt::join(r.group_hosts, ",")); }
+
+std::string count_of(std::size_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+/// What the input holds, for "no result matched": "allreduce_bench mpi world of 4 ranks, ...".
+std::string input_summary(const std::vector<LoadedRun>& runs) {
+  std::vector<std::string> kinds;
+  for (const auto& run : runs) {
+    for (const auto& r : run.doc.results) {
+      auto text = fmt::format("{} {} {} of {} ranks", r.benchmark, r.backend, r.group, r.ranks);
+      if (std::find(kinds.begin(), kinds.end(), text) == kinds.end()) {
+        kinds.push_back(std::move(text));
+      }
+    }
+  }
+  return kinds.empty() ? std::string("no results") : fmt::format("{}", fmt::join(kinds, ", "));
+}
+
+std::string gbps(double value) { return fmt::format("{:.{}f} GB/s", value, value >= 100 ? 1 : value >= 1 ? 2 : 3); }
+
+/// Up to kMaxCulprits items, then "and N more".
+std::string capped(const std::vector<std::string>& items, std::string_view sep) {
+  std::vector<std::string> shown(items.begin(),
+                                 items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), kMaxCulprits)));
+  if (items.size() > kMaxCulprits) {
+    shown.push_back(fmt::format("and {} more", items.size() - kMaxCulprits));
+  }
+  return fmt::format("{}", fmt::join(shown, sep));
+}
+
+// --- the checks ----------------------------------------------------------------------------------
+
+/// Why one row fails a busbw check, or "" when it passes.
+std::string busbw_problem(const AcceptCheck& c, const CaseResult& r) {
+  if (!measured(r)) {
+    return fmt::format("status {}{}", name(r.status), r.reason.empty() ? "" : ": " + r.reason);
+  }
+  std::vector<std::string> problems;
+  if (c.min_GBps && !(r.busbw_GBps >= *c.min_GBps)) {
+    problems.push_back(fmt::format("{} < {} GB/s", gbps(r.busbw_GBps), *c.min_GBps));
+  }
+  if (c.min_pct_of_peak && !r.pct_of_peak) {
+    problems.emplace_back("peak unknown; give --peak-GBps or run on hardware ccbench knows, or gate on min_GBps");
+  } else if (c.min_pct_of_peak && !(*r.pct_of_peak >= *c.min_pct_of_peak)) {
+    problems.push_back(
+        fmt::format("{:.1f}% of peak {} GB/s < {}%", *r.pct_of_peak, r.peak_GBps.value_or(0.0), *c.min_pct_of_peak));
+  }
+  return fmt::format("{}", fmt::join(problems, "; "));
+}
+
+std::string sizes_present(const std::vector<Row>& rows) {
+  std::set<std::uint64_t> sizes;
+  for (const auto& row : rows) {
+    sizes.insert(row.r->size_bytes);
+  }
+  if (sizes.empty()) {
+    return "";
+  }
+  return sizes.size() == 1 ? format_size(*sizes.begin())
+                           : fmt::format("{}..{}", format_size(*sizes.begin()), format_size(*sizes.rbegin()));
+}
+
+std::string busbw_measured(const AcceptCheck& c, const std::vector<Row>& rows) {
+  std::optional<double> low_gbps;
+  std::optional<double> low_pct;
+  for (const auto& row : rows) {
+    if (!measured(*row.r)) {
+      continue;
+    }
+    low_gbps = std::min(low_gbps.value_or(row.r->busbw_GBps), row.r->busbw_GBps);
+    if (row.r->pct_of_peak) {
+      low_pct = std::min(low_pct.value_or(*row.r->pct_of_peak), *row.r->pct_of_peak);
+    }
+  }
+  std::vector<std::string> parts;
+  if (low_gbps && (c.min_GBps || !low_pct)) {
+    parts.push_back(gbps(*low_gbps));
+  }
+  if (c.min_pct_of_peak) {
+    parts.push_back(low_pct ? fmt::format("{:.1f}% of peak", *low_pct) : std::string("peak unknown"));
+  }
+  return low_gbps ? fmt::format("{}", fmt::join(parts, ", ")) : std::string();
+}
+
+void evaluate_busbw(const AcceptCheck& c, const std::vector<Row>& all, const std::vector<LoadedRun>& runs,
+                    CheckOutcome& out) {
+  std::vector<Row> rows;
+  std::copy_if(all.begin(), all.end(), std::back_inserter(rows),
+               [&](const Row& row) { return row.r->size_bytes == c.size_bytes; });
+  out.threshold = threshold_text(c);
+  if (rows.empty()) {
+    const std::string sizes = sizes_present(all);
+    out.detail = fmt::format("no result for {} at {} ({})", describe(c.select), format_size(c.size_bytes),
+                             sizes.empty() ? "the input has: " + input_summary(runs) : "sizes measured: " + sizes);
+    return;
+  }
+  out.measured = busbw_measured(c, rows);
+  std::vector<std::string> culprits;
+  std::vector<std::string> problems;
+  std::set<std::string> failing_groups;
+  std::set<std::string> groups;
+  for (const auto& row : rows) {
+    groups.insert(group_key(*row.r));
+    const std::string problem = busbw_problem(c, *row.r);
+    if (problem.empty()) {
+      continue;
+    }
+    problems.push_back(fmt::format("{} {}: {}", row.r->group_id, case_label(row), problem));
+    if (failing_groups.insert(group_key(*row.r)).second) {
+      culprits.push_back(describe_group(row));
+    }
+  }
+  const bool few_groups = c.min_groups > 0 && groups.size() < static_cast<std::size_t>(c.min_groups);
+  out.verdict = problems.empty() && !few_groups ? CheckVerdict::Pass : CheckVerdict::Fail;
+  out.culprit = capped(culprits, "; ");
+  std::vector<std::string> detail;
+  if (!problems.empty()) {
+    detail.push_back(fmt::format("{} of {} rows fail: {}", problems.size(), rows.size(), capped(problems, "; ")));
+  }
+  if (few_groups) {
+    std::vector<std::string> ids;
+    std::transform(groups.begin(), groups.end(), std::back_inserter(ids),
+                   [](const auto& k) { return k.substr(0, k.find('@')); });
+    detail.push_back(fmt::format("found {} group{} ({}), expected at least {}", groups.size(),
+                                 groups.size() == 1 ? "" : "s", fmt::join(ids, ", "), c.min_groups));
+  }
+  if (detail.empty()) {
+    detail.push_back(fmt::format("{} in {} at {}", count_of(rows.size(), "row"), count_of(groups.size(), "group"),
+                                 format_size(c.size_bytes)));
+  }
+  out.detail = fmt::format("{}", fmt::join(detail, "; "));
+}
+
+void evaluate_status(const std::vector<Row>& rows, CaseStatus bad, CheckOutcome& out) {
+  std::vector<std::string> culprits;
+  std::vector<std::string> reasons;
+  for (const auto& row : rows) {
+    if (row.r->status == bad) {
+      culprits.push_back(fmt::format("{} in {}", case_label(row), describe_group(row)));
+      reasons.push_back(row.r->reason.empty() ? std::string(name(bad)) : row.r->reason);
+    }
+  }
+  out.threshold = fmt::format("0 {}", bad == CaseStatus::TimedOut ? "timed-out ops" : "failed cases");
+  out.measured = fmt::format("{} of {} rows", culprits.size(), rows.size());
+  out.verdict = culprits.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
+  out.culprit = capped(culprits, "; ");
+  out.detail = culprits.empty() ? count_of(rows.size(), "row") + " looked at" : capped(reasons, "; ");
+}
+
+void evaluate_wrong(const AcceptCheck& c, const std::vector<Row>& all, CheckOutcome& out) {
+  std::uint64_t wrong_total = 0;
+  std::size_t checked = 0;
+  std::vector<std::string> wrong;
+  std::vector<std::string> unchecked;
+  for (const auto& row : all) {
+    if (!measured(*row.r)) {
+      continue;
+    }
+    if (!row.r->wrong_elements) {
+      unchecked.push_back(fmt::format("{} in {}", case_label(row), describe_group(row)));
+      continue;
+    }
+    ++checked;
+    if (*row.r->wrong_elements > 0) {
+      wrong_total += *row.r->wrong_elements;
+      wrong.push_back(fmt::format("{} in {} ({} wrong)", case_label(row), describe_group(row), *row.r->wrong_elements));
+    }
+  }
+  out.threshold = c.require_checked ? "0 wrong elements, every row verified" : "0 wrong elements";
+  out.measured = fmt::format("{} wrong in {} verified rows", wrong_total, checked);
+  const bool unverified = c.require_checked && !unchecked.empty();
+  out.verdict =
+      wrong.empty() && !unverified && checked + unchecked.size() > 0 ? CheckVerdict::Pass : CheckVerdict::Fail;
+  if (!wrong.empty()) {
+    out.culprit = capped(wrong, "; ");
+    out.detail = fmt::format("{} rows hold wrong elements", wrong.size());
+  } else if (checked + unchecked.size() == 0) {
+    out.detail = fmt::format("nothing was measured ({}: timed out or skipped)", count_of(all.size(), "row"));
+  } else if (unverified) {
+    out.culprit = capped(unchecked, "; ");
+    out.detail =
+        fmt::format("{} of {} rows were not verified: run with -c 1", unchecked.size(), checked + unchecked.size());
+  } else {
+    out.detail = count_of(checked, "row") + " verified" +
+                 (unchecked.empty() ? std::string() : fmt::format(", {} not verified (allowed)", unchecked.size()));
+  }
+}
+
+CheckOutcome evaluate_check(const Profile& profile, const AcceptCheck& c, const std::vector<LoadedRun>& runs) {
+  CheckOutcome out;
+  out.id = c.id;
+  out.kind = std::string(name(c.kind));
+  out.description = describe(c);
+  if (const auto it = profile.sources.find(c.source); it != profile.sources.end()) {
+    out.source = it->second.url.empty() ? it->second.title : fmt::format("{} <{}>", it->second.title, it->second.url);
+  }
+  const auto rows = select_rows(runs, c.select);
+  if (rows.empty() && c.kind != CheckKind::Busbw) {
+    out.detail = fmt::format("no result for {} (the input has: {})", describe(c.select), input_summary(runs));
+    return out;
+  }
+  switch (c.kind) {
+    case CheckKind::Busbw:
+      evaluate_busbw(c, rows, runs, out);
+      break;
+    case CheckKind::NoWrongElements:
+      evaluate_wrong(c, rows, out);
+      break;
+    case CheckKind::NoTimedOut:
+      evaluate_status(rows, CaseStatus::TimedOut, out);
+      break;
+    case CheckKind::NoFailed:
+      evaluate_status(rows, CaseStatus::Failed, out);
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<LoadedRun>& runs) {
+  std::vector<CheckOutcome> outcomes;
+  outcomes.reserve(profile.checks.size());
+  for (const auto& check : profile.checks) {
+    outcomes.push_back(evaluate_check(profile, check, runs));
+  }
+  return outcomes;
+}
+
+}  // namespace ccbench::report

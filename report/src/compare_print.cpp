@@ -1,0 +1,224 @@
+// compare's printers: terminal, Markdown, CSV, JSON.
+#include <fmt/format.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "ccbench/report/compare.hpp"
+#include "text_table.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+using detail::Align;
+using detail::Cell;
+using detail::TextTable;
+
+const char* verdict_colour(Verdict v) {
+  switch (v) {
+    case Verdict::Same:
+      return nullptr;
+    case Verdict::Faster:
+      return "32";
+    case Verdict::Slower:
+    case Verdict::Failed:
+      return "31";
+    case Verdict::Unsure:
+      return "33";
+  }
+  return nullptr;
+}
+
+std::string pct_text(std::optional<double> v) { return v ? fmt::format("{:+.1f}%", *v * 100.0) : "-"; }
+
+RowKey section_key(RowKey key) {
+  key.size_bytes = 0;
+  key.in_place = false;
+  return key;
+}
+
+std::string section_title(const RowKey& k) {
+  return fmt::format("{} {} {} {}{}{} {} group {} ({} ranks)", printable(k.benchmark), k.op, k.dtype, k.redop,
+                     k.root >= 0 ? fmt::format(" root {}", k.root) : "", "", k.timing, printable(k.group_id), k.ranks);
+}
+
+TextTable section_table(const std::vector<const RowComparison*>& rows, const Comparison& c, bool spec) {
+  std::vector<detail::Column> cols = {
+      {"size"}, {"placement", Align::Left}, {c.label_a + " busbw"}, {c.label_b + " busbw"}};
+  if (spec) {
+    cols.insert(cols.end(), {{c.label_a + " %peak"}, {c.label_b + " %peak"}, {"measured B/A"}, {"spec B/A"}});
+  }
+  cols.insert(cols.end(),
+              {{spec ? "change of %peak" : "change"}, {"95% CI"}, {"verdict", Align::Left}, {"why", Align::Left}});
+  for (auto& col : cols) {
+    col.title = printable(col.title);
+  }
+  TextTable table(cols);
+  for (const auto* r : rows) {
+    std::vector<Cell> row = {{format_size(r->key.size_bytes)},
+                             {std::string(placement_name(r->key.in_place))},
+                             {format_number(r->base->busbw_GBps, 2)},
+                             {format_number(r->cand->busbw_GBps, 2)}};
+    if (spec) {
+      row.insert(row.end(), {{format_number(r->base->pct_of_peak, 1)},
+                             {format_number(r->cand->pct_of_peak, 1)},
+                             {format_number(r->measured_ratio, 3)},
+                             {format_number(r->spec_ratio, 3)}});
+    }
+    const auto ci = r->change ? fmt::format("{}..{}", pct_text(r->change->lo), pct_text(r->change->hi)) : "-";
+    row.insert(row.end(), {{pct_text(r->change ? std::optional(r->change->estimate) : std::nullopt)},
+                           {ci},
+                           {std::string(name(r->verdict)), verdict_colour(r->verdict)},
+                           {printable(r->why)}});
+    table.add_row(std::move(row));
+  }
+  return table;
+}
+
+std::string summary_line(const Comparison& c) {
+  std::map<Verdict, int> counts;
+  for (const auto& r : c.rows) {
+    ++counts[r.verdict];
+  }
+  return fmt::format(
+      "{} rows compared: {} SAME, {} FASTER, {} SLOWER, {} UNSURE, {} FAILED; {} only in {}, {} only in "
+      "{}, {} skipped on both sides",
+      c.rows.size(), counts[Verdict::Same], counts[Verdict::Faster], counts[Verdict::Slower], counts[Verdict::Unsure],
+      counts[Verdict::Failed], c.only_base.size(), printable(c.label_a), c.only_cand.size(), printable(c.label_b),
+      c.skipped.size());
+}
+
+std::string render_text(const Comparison& c, const CompareOptions& o, bool markdown, bool colour) {
+  const std::string lead = markdown ? "" : "# ";
+  const auto md = [markdown](const std::string& text) { return markdown ? html_escape(text) : text; };
+  std::string out = fmt::format(
+      "{}compare: A = {} (base), B = {} (candidate)\n"
+      "{}change = B/A - 1 of median busbw{}, with its 95% CI (Hodges-Lehmann on raw samples, else from the "
+      "medians' CIs); SLOWER/FASTER: CI excludes 0 and |change| > {:.0f}%; SAME: CI within ±{:.0f}% or a real "
+      "change below it; UNSURE: too few samples (< {}) or too noisy\n\n",
+      lead, md(printable(c.label_a)), md(printable(c.label_b)), lead,
+      c.against_spec ? " (of busbw / peak where the peaks differ: each side against its own spec)" : "",
+      o.threshold * 100.0, o.threshold * 100.0, o.min_samples);
+  std::map<RowKey, std::vector<const RowComparison*>> sections;
+  for (const auto& r : c.rows) {
+    sections[section_key(r.key)].push_back(&r);
+  }
+  for (const auto& [key, rows] : sections) {
+    const bool spec = std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->spec_ratio.has_value(); });
+    const auto table = section_table(rows, c, spec && c.against_spec);
+    out += markdown ? "### " + html_escape(section_title(key)) + "\n\n" + table.markdown()
+                    : "# " + section_title(key) + "\n" + table.terminal(colour);
+    out += "\n";
+  }
+  const auto list = [&](const std::vector<RowKey>& keys, const std::string& what) {
+    for (const auto& k : keys) {
+      out += fmt::format("{}{}: {}\n", markdown ? "- " : "# ", what,
+                         markdown ? html_escape(describe(k)) : printable(describe(k)));
+    }
+  };
+  list(c.only_base, "only in " + printable(c.label_a));
+  list(c.only_cand, "only in " + printable(c.label_b));
+  out += lead + md(summary_line(c)) + "\n";
+  return out;
+}
+
+nlohmann::ordered_json optional_json(std::optional<double> v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json key_json(const RowKey& k) {
+  return {{"benchmark", k.benchmark}, {"backend", k.backend},       {"timing", k.timing},    {"op", k.op},
+          {"dtype", k.dtype},         {"redop", k.redop},           {"root", k.root},        {"ranks", k.ranks},
+          {"group_id", k.group_id},   {"size_bytes", k.size_bytes}, {"in_place", k.in_place}};
+}
+
+nlohmann::ordered_json row_json(const RowComparison& r) {
+  auto j = key_json(r.key);
+  j["base_busbw_GBps"] = r.base->busbw_GBps;
+  j["cand_busbw_GBps"] = r.cand->busbw_GBps;
+  j["base_pct_of_peak"] = optional_json(r.base->pct_of_peak);
+  j["cand_pct_of_peak"] = optional_json(r.cand->pct_of_peak);
+  j["measured_ratio"] = optional_json(r.measured_ratio);
+  j["spec_ratio"] = optional_json(r.spec_ratio);
+  j["against_spec"] = r.against_spec;
+  j["change"] = optional_json(r.change ? std::optional(r.change->estimate) : std::nullopt);
+  j["change_ci95_lo"] = optional_json(r.change ? std::optional(r.change->lo) : std::nullopt);
+  j["change_ci95_hi"] = optional_json(r.change ? std::optional(r.change->hi) : std::nullopt);
+  j["method"] = r.method;
+  j["verdict"] = name(r.verdict);
+  j["why"] = r.why;
+  return j;
+}
+
+std::string csv_cell(const nlohmann::ordered_json& v) {
+  if (v.is_null()) {
+    return "";
+  }
+  if (v.is_string()) {
+    return csv_field(v.get<std::string>());
+  }
+  return v.is_number_float() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
+}
+
+std::string render_csv(const Comparison& c) {
+  std::string out;
+  for (std::size_t i = 0; i < c.rows.size(); ++i) {
+    const auto j = row_json(c.rows[i]);
+    std::vector<std::string> cells;
+    std::vector<std::string> names;
+    for (const auto& [k, v] : j.items()) {
+      names.push_back(k);
+      cells.push_back(csv_cell(v));
+    }
+    if (i == 0) {
+      out += fmt::format("{}\n", fmt::join(names, ","));
+    }
+    out += fmt::format("{}\n", fmt::join(cells, ","));
+  }
+  return out;
+}
+
+std::string render_json(const Comparison& c, const CompareOptions& o) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back(row_json(r));
+  }
+  const auto keys = [](const std::vector<RowKey>& ks) {
+    auto a = nlohmann::ordered_json::array();
+    for (const auto& k : ks) {
+      a.push_back(key_json(k));
+    }
+    return a;
+  };
+  const nlohmann::ordered_json doc = {{"schema", "ccbench.report.compare"},
+                                      {"schema_version", "1.0.0"},
+                                      {"label_a", c.label_a},
+                                      {"label_b", c.label_b},
+                                      {"threshold", o.threshold},
+                                      {"min_samples", o.min_samples},
+                                      {"regression", c.any_regression()},
+                                      {"rows", rows},
+                                      {"only_a", keys(c.only_base)},
+                                      {"only_b", keys(c.only_cand)},
+                                      {"skipped", keys(c.skipped)}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::string render_comparison(const Comparison& comparison, const CompareOptions& options, Format format, bool colour) {
+  switch (format) {
+    case Format::Terminal:
+      return render_text(comparison, options, false, colour);
+    case Format::Markdown:
+      return render_text(comparison, options, true, false);
+    case Format::Csv:
+      return render_csv(comparison);
+    case Format::Json:
+      return render_json(comparison, options);
+  }
+  return {};
+}
+
+}  // namespace ccbench::report

@@ -1,0 +1,31 @@
+# report/ tests (unit tier): the reader, the printers, compare, accept and html, on the real result
+# files under tests/data/report/runs. Included from tests/CMakeLists.txt (GTest, Python3 provided).
+add_executable(ccbench_report_tests
+  unit/report/accept_test.cpp
+  unit/report/compare_test.cpp
+  unit/report/html_test.cpp
+  unit/report/input_test.cpp
+  unit/report/table_test.cpp
+  unit/report/text_test.cpp)
+target_link_libraries(ccbench_report_tests PRIVATE ccbench::report GTest::gtest_main fmt::fmt ccbench::warnings)
+target_include_directories(ccbench_report_tests PRIVATE ${PROJECT_SOURCE_DIR}/report/src)
+target_compile_definitions(ccbench_report_tests PRIVATE
+  CCBENCH_REPORT_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data/report"
+  CCBENCH_PROFILES_DIR="${PROJECT_SOURCE_DIR}/profiles")
+gtest_discover_tests(ccbench_report_tests TEST_PREFIX "unit." PROPERTIES LABELS unit
+                     SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+
+# End to end through the ccbench-report binary.
+set(_report_args --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data/report
+    --profiles ${PROJECT_SOURCE_DIR}/profiles)
+foreach(_case golden malformed compare_scaled)
+  add_test(NAME report.${_case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/report_test.py ${_report_args} ${_case})
+  set_tests_properties(report.${_case} PROPERTIES LABELS unit TIMEOUT 300)
+endforeach()
+add_test(NAME report.accept_junit
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/accept_junit_test.py ${_report_args})
+set_tests_properties(report.accept_junit PROPERTIES LABELS unit TIMEOUT 300 SKIP_RETURN_CODE 77)
+add_test(NAME report.html_chromium
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/html_chromium_test.py ${_report_args})
+set_tests_properties(report.html_chromium PROPERTIES LABELS unit TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK cpu)

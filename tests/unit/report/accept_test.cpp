@@ -1,0 +1,500 @@
+// ccbench-report accept: profile loading (errors with pointers), each check kind passing and failing
+// on the real result files under tests/data/report/runs, naming of the failing group, the printers
+// and JUnit XML. Thresholds are computed here from the data, never hard-coded measurements.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ccbench/report/accept.hpp"
+
+namespace ccbench::report {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kRuns = std::filesystem::path(CCBENCH_REPORT_DATA) / "runs";
+const std::filesystem::path kProfiles = CCBENCH_PROFILES_DIR;
+
+LoadedRun run_of(const std::string& file) { return read_result_file(kRuns / file); }
+
+/// A profile with one check, from JSON.
+Profile one_check(const json& check) {
+  const json doc = {{"profile", "ccbench.accept"},
+                    {"profile_version", "1.0.0"},
+                    {"id", "test"},
+                    {"name", "test profile"},
+                    {"checks", json::array({check})}};
+  return parse_profile(doc.dump(), "test.json");
+}
+
+CheckOutcome check_one(const json& check, const std::vector<LoadedRun>& runs) {
+  const auto outcomes = evaluate(one_check(check), runs);
+  EXPECT_EQ(outcomes.size(), 1U);
+  return outcomes.at(0);
+}
+
+const CheckOutcome& find(const std::vector<CheckOutcome>& outcomes, const std::string& id) {
+  const auto it = std::find_if(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.id == id; });
+  EXPECT_NE(it, outcomes.end()) << id;
+  return *it;
+}
+
+std::string message_of(const std::string& text) {
+  try {
+    parse_profile(text, "x.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+/// The smallest busbw of each group at `size` (both placements).
+std::map<std::string, double> lowest_by_group(const LoadedRun& run, std::uint64_t size) {
+  std::map<std::string, double> low;
+  for (const auto& r : run.doc.results) {
+    if (r.size_bytes == size) {
+      const auto it = low.find(r.group_id);
+      low[r.group_id] = it == low.end() ? r.busbw_GBps : std::min(it->second, r.busbw_GBps);
+    }
+  }
+  return low;
+}
+
+/// How the printers write a rate: 1 decimal from 100 GB/s, 2 from 1 GB/s, else 3.
+std::string gbps_text(double v) { return fmt::format("{:.{}f} GB/s", v, v >= 100 ? 1 : v >= 1 ? 2 : 3); }
+
+// --- profiles ------------------------------------------------------------------------------------
+
+TEST(AcceptProfile, ShippedProfilesLoadAndCiteEveryThreshold) {
+  for (const auto* file : {"h100-sxm-8gpu.json", "h800-sxm-8gpu.json", "mpi-host-smoke.json"}) {
+    const auto profile = load_profile(kProfiles / file);
+    EXPECT_EQ(profile.id + ".json", file);
+    EXPECT_EQ(profile.version, "1.0.0");
+    EXPECT_FALSE(profile.checks.empty());
+    for (const auto& check : profile.checks) {
+      if (check.kind == CheckKind::Busbw) {
+        ASSERT_EQ(profile.sources.count(check.source), 1U) << file << " " << check.id << ": a threshold needs a source";
+        EXPECT_FALSE(profile.sources.at(check.source).says.empty()) << file << " " << check.id;
+        EXPECT_FALSE(check.note.empty()) << file << " " << check.id << ": say why this size and number";
+      }
+    }
+  }
+}
+
+TEST(AcceptProfile, H800ThresholdsAreDerivedNotPublished) {
+  const auto profile = load_profile(kProfiles / "h800-sxm-8gpu.json");
+  for (const auto& check : profile.checks) {
+    if (check.kind == CheckKind::Busbw) {
+      EXPECT_EQ(check.source, "derived-from-h100") << check.id;
+      EXPECT_FALSE(check.min_GBps) << check.id << ": an H800 number in GB/s would look published";
+      EXPECT_TRUE(check.min_pct_of_peak) << check.id;
+    }
+  }
+}
+
+TEST(AcceptProfile, ErrorNamesFilePointerAndExpectation) {
+  json doc = json::parse(R"({"profile": "ccbench.accept", "profile_version": "1.0.0", "id": "x", "name": "x",
+    "checks": [{"id": "a", "kind": "no_failed"}, {"id": "b", "kind": "no_timed_out"}, {"id": "c", "kind": "foo"}]})");
+  EXPECT_EQ(message_of(doc.dump()),
+            "x.json: /checks/2/kind: unknown check kind 'foo' (expected busbw, no_wrong_elements, no_timed_out, "
+            "no_failed)");
+}
+
+TEST(AcceptProfile, MalformedProfilesAreRefusedWithPointers) {
+  const json base = json::parse(R"({"profile": "ccbench.accept", "profile_version": "1.0.0", "id": "x", "name": "x",
+    "sources": {"s": {"title": "t"}},
+    "checks": [{"id": "bw", "kind": "busbw", "select": {"benchmark": "allreduce_bench"}, "size": "16G",
+                "min_GBps": 460, "source": "s"}]})");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/checks/0/min_GBPs", "/checks/0/min_GBPs: unknown key 'min_GBPs' (a check has: id, kind, description"},
+      {"/checks/0/size", "/checks/0/size: expected bytes (a positive integer) or a size like \"16G\""},
+      {"/checks/0/min_GBps", "/checks/0/min_GBps: expected a positive number, got number -1"},
+      {"/checks/0/source", "/checks/0/source: 'nope' is not a key of /sources (s)"},
+      {"/checks/0/select/group", "/checks/0/select/group: expected a group kind or a list of them (world, node, "},
+      {"/checks/0/select/dtype", "/checks/0/select/dtype: unknown dtype 'float33'"},
+      {"/checks/0/select/benchmark", "/checks/0/select/benchmark: unknown benchmark 'allreduce'"},
+      {"/checks/0/select/colour", "/checks/0/select/colour: unknown key 'colour' (select has: benchmark"},
+      {"/profile_version", "/profile_version: version 2.0.0 is not readable here"},
+      {"/profile", "/profile: expected \"ccbench.accept\", got string \"ccbench.result\""},
+      {"/checks/0/id", "/checks/0/id: 'a b' is not an id"},
+  };
+  const std::map<std::string, json> values = {
+      {"/checks/0/min_GBPs", 1},
+      {"/checks/0/size", "16Q"},
+      {"/checks/0/min_GBps", -1},
+      {"/checks/0/source", "nope"},
+      {"/checks/0/select/group", "pairs"},
+      {"/checks/0/select/dtype", "float33"},
+      {"/checks/0/select/benchmark", "allreduce"},
+      {"/checks/0/select/colour", "red"},
+      {"/profile_version", "2.0.0"},
+      {"/profile", "ccbench.result"},
+      {"/checks/0/id", "a b"},
+  };
+  for (const auto& [pointer, expected] : cases) {
+    json doc = base;
+    doc[json::json_pointer(pointer)] = values.at(pointer);
+    EXPECT_NE(message_of(doc.dump()).find("x.json: " + expected), std::string::npos)
+        << pointer << " gave: " << message_of(doc.dump());
+  }
+}
+
+TEST(AcceptProfile, StructuralErrors) {
+  const std::string head = R"({"profile": "ccbench.accept", "profile_version": "1.0.0", "id": "x", "name": "x", )";
+  EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "busbw", "size": 8,
+      "select": {"benchmark": "allreduce_bench"}}]})")
+                .find("x.json: /checks/0: a busbw check needs min_GBps or min_pct_of_peak"),
+            std::string::npos);
+  EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "busbw", "size": 8, "min_GBps": 1}]})")
+                .find("x.json: /checks/0/select: a busbw check must select a benchmark"),
+            std::string::npos);
+  EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "no_failed"}, {"id": "a", "kind": "no_failed"}]})")
+                .find("x.json: /checks/1/id: duplicate check id 'a' (also /checks/0/id)"),
+            std::string::npos);
+  EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "no_failed", "size": "1G"}]})")
+                .find("x.json: /checks/0/size: unknown key 'size'"),
+            std::string::npos);
+  EXPECT_NE(message_of(head + R"("checks": []})").find("x.json: /checks: expected a non-empty list of checks"),
+            std::string::npos);
+  EXPECT_NE(message_of(head + R"("checks": [}")").find("x.json: not valid JSON: "), std::string::npos);
+  EXPECT_NE(message_of("[1, 2]").find("x.json: expected an accept profile (a JSON object), got array"),
+            std::string::npos);
+}
+
+TEST(AcceptProfile, ResultFileGivenAsProfileIsRefused) {
+  try {
+    load_profile(kRuns / "timed-out.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed-out.json: /profile: missing"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_profile(kProfiles / "no-such-profile.json"), InputError);
+}
+
+TEST(AcceptProfile, SizesTakeBinarySuffixesOrBytes) {
+  const json check = {
+      {"id", "a"}, {"kind", "busbw"}, {"select", {{"benchmark", "allreduce_bench"}}}, {"size", "16G"}, {"min_GBps", 1}};
+  EXPECT_EQ(one_check(check).checks.at(0).size_bytes, std::uint64_t{16} << 30);
+  json bytes = check;
+  bytes["size"] = 524288;
+  EXPECT_EQ(one_check(bytes).checks.at(0).size_bytes, 524288U);
+}
+
+// --- checks on real runs -------------------------------------------------------------------------
+
+TEST(AcceptEvaluate, SmokeProfilePassesOnHostRun) {
+  const auto runs = std::vector<LoadedRun>{run_of("allreduce-np4-a.json")};
+  const auto outcomes = evaluate(load_profile(kProfiles / "mpi-host-smoke.json"), runs);
+  EXPECT_TRUE(all_passed(outcomes));
+  for (const auto& o : outcomes) {
+    EXPECT_EQ(o.verdict, CheckVerdict::Pass) << o.id << ": " << o.detail;
+    EXPECT_TRUE(o.culprit.empty()) << o.id;
+  }
+  const auto low = lowest_by_group(runs[0], 512 * 1024).at("world");
+  EXPECT_EQ(find(outcomes, "allreduce-busbw-512k").measured, gbps_text(low));
+}
+
+TEST(AcceptEvaluate, SmokeProfileFailsOnTimedOutRunNamingOpSizeGroup) {
+  const auto outcomes = evaluate(load_profile(kProfiles / "mpi-host-smoke.json"), {run_of("timed-out.json")});
+  EXPECT_FALSE(all_passed(outcomes));
+  const auto& timed_out = find(outcomes, "no-timed-out");
+  EXPECT_EQ(timed_out.verdict, CheckVerdict::Fail);
+  EXPECT_EQ(timed_out.culprit, "all_reduce float32 256 MiB out-of-place in group world (ranks 0,1 on vm)");
+  EXPECT_NE(timed_out.detail.find("--timeout 0.3"), std::string::npos) << timed_out.detail;
+  EXPECT_EQ(timed_out.measured, "1 of 1 rows");
+  EXPECT_EQ(find(outcomes, "no-failed").verdict, CheckVerdict::Pass);
+  const auto& bw = find(outcomes, "allreduce-busbw-512k");
+  EXPECT_EQ(bw.verdict, CheckVerdict::Fail);
+  EXPECT_EQ(bw.detail, "no result for allreduce_bench mpi at 512 KiB (sizes measured: 256 MiB)");
+  EXPECT_EQ(find(outcomes, "no-wrong-elements").verdict, CheckVerdict::Fail);  // nothing was measured
+}
+
+TEST(AcceptEvaluate, GpuProfilesFailOnHostRunsBecauseNothingMatches) {
+  const std::vector<LoadedRun> runs = {run_of("allreduce-np4-a.json"), run_of("sendrecv-pairs-np4.json")};
+  for (const auto* file : {"h100-sxm-8gpu.json", "h800-sxm-8gpu.json"}) {
+    const auto outcomes = evaluate(load_profile(kProfiles / file), runs);
+    const auto& bw = find(outcomes, "allreduce-busbw-16g");
+    EXPECT_EQ(bw.verdict, CheckVerdict::Fail) << file;
+    EXPECT_NE(bw.detail.find("no result for allreduce_bench nccl"), std::string::npos) << bw.detail;
+    EXPECT_NE(bw.detail.find("the input has: allreduce_bench mpi world of 4 ranks"), std::string::npos) << bw.detail;
+    EXPECT_EQ(find(outcomes, "sendrecv-every-pair-1g").verdict, CheckVerdict::Fail) << file;
+    EXPECT_EQ(find(outcomes, "no-wrong-elements").verdict, CheckVerdict::Pass) << file;
+  }
+}
+
+TEST(AcceptEvaluate, PercentOfPeakWithUnknownPeakFails) {
+  const auto o = check_one({{"id", "pct"},
+                            {"kind", "busbw"},
+                            {"select", {{"benchmark", "allreduce_bench"}}},
+                            {"size", "512K"},
+                            {"min_pct_of_peak", 1}},
+                           {run_of("allreduce-np4-a.json")});
+  EXPECT_EQ(o.verdict, CheckVerdict::Fail);
+  EXPECT_EQ(o.measured,
+            fmt::format("{}, peak unknown",
+                        gbps_text(lowest_by_group(run_of("allreduce-np4-a.json"), 512 * 1024).at("world"))));
+  EXPECT_NE(o.detail.find("peak unknown"), std::string::npos) << o.detail;
+  EXPECT_EQ(o.culprit, "group world (ranks 0-3 on vm)");
+}
+
+TEST(AcceptEvaluate, PercentOfPeakWithKnownPeak) {
+  const auto run = run_of("allreduce-np2-peak20.json");
+  double low = 1e9;
+  for (const auto& r : run.doc.results) {
+    if (r.size_bytes == (1U << 20)) {
+      ASSERT_TRUE(r.pct_of_peak);
+      low = std::min(low, *r.pct_of_peak);
+    }
+  }
+  json check = {{"id", "pct"},
+                {"kind", "busbw"},
+                {"select", {{"benchmark", "allreduce_bench"}}},
+                {"size", "1M"},
+                {"min_pct_of_peak", low * 0.99}};
+  EXPECT_EQ(check_one(check, {run}).verdict, CheckVerdict::Pass);
+  check["min_pct_of_peak"] = low * 1.01;
+  const auto o = check_one(check, {run});
+  EXPECT_EQ(o.verdict, CheckVerdict::Fail);
+  EXPECT_EQ(o.measured, fmt::format("{:.1f}% of peak", low));
+  EXPECT_NE(o.detail.find("of peak 20 GB/s <"), std::string::npos) << o.detail;
+}
+
+TEST(AcceptEvaluate, EveryPairCheckNamesTheFailingPair) {
+  const auto run = run_of("sendrecv-pairs-np4.json");
+  // The size where the two pairs differ most; the threshold halfway between their lowest rows.
+  std::uint64_t size = 0;
+  double gap = -1;
+  for (const auto& r : run.doc.results) {
+    const auto low = lowest_by_group(run, r.size_bytes);
+    if (low.size() == 2 && std::abs(low.at("pair:0-1") - low.at("pair:2-3")) > gap) {
+      gap = std::abs(low.at("pair:0-1") - low.at("pair:2-3"));
+      size = r.size_bytes;
+    }
+  }
+  ASSERT_GT(gap, 0.0);
+  const auto low = lowest_by_group(run, size);
+  const bool first_slower = low.at("pair:0-1") < low.at("pair:2-3");
+  const std::string slow = first_slower ? "pair:0-1" : "pair:2-3";
+  const std::string fast = first_slower ? "pair:2-3" : "pair:0-1";
+  const json check = {{"id", "every-pair"},
+                      {"kind", "busbw"},
+                      {"select", {{"benchmark", "sendrecv_bench"}, {"group", "pair"}}},
+                      {"size", size},
+                      {"min_GBps", (low.at("pair:0-1") + low.at("pair:2-3")) / 2},
+                      {"min_groups", 2}};
+  const auto o = check_one(check, {run});
+  EXPECT_EQ(o.verdict, CheckVerdict::Fail);
+  const std::string ranks = slow == "pair:0-1" ? "0,1" : "2,3";
+  EXPECT_EQ(o.culprit, fmt::format("group {} (ranks {} on vm)", slow, ranks));
+  EXPECT_EQ(o.culprit.find(fast), std::string::npos);
+  EXPECT_NE(o.detail.find(slow + " sendrecv float32"), std::string::npos) << o.detail;
+  EXPECT_EQ(o.measured, gbps_text(std::min(low.at("pair:0-1"), low.at("pair:2-3"))));
+
+  json below_both = check;
+  below_both["min_GBps"] = std::min(low.at("pair:0-1"), low.at("pair:2-3")) * 0.99;
+  EXPECT_EQ(check_one(below_both, {run}).verdict, CheckVerdict::Pass);
+  below_both["min_groups"] = 4;  // 8 GPUs with --split pairs give 4 pairs; this run had 4 ranks
+  const auto few = check_one(below_both, {run});
+  EXPECT_EQ(few.verdict, CheckVerdict::Fail);
+  EXPECT_NE(few.detail.find("found 2 groups (pair:0-1, pair:2-3), expected at least 4"), std::string::npos)
+      << few.detail;
+}
+
+TEST(AcceptEvaluate, FiltersSelectPlacementAndGroupKind) {
+  const auto run = run_of("allreduce-np4-a.json");
+  double in_place = 0;
+  for (const auto& r : run.doc.results) {
+    if (r.size_bytes == 512 * 1024 && r.spec.in_place) {
+      in_place = r.busbw_GBps;
+    }
+  }
+  json check = {{"id", "a"},
+                {"kind", "busbw"},
+                {"select", {{"benchmark", "allreduce_bench"}, {"in_place", true}, {"op", "all_reduce"}}},
+                {"size", "512K"},
+                {"min_GBps", 0.001}};
+  EXPECT_EQ(check_one(check, {run}).measured, gbps_text(in_place));
+  check["select"]["group"] = "pair";
+  const auto o = check_one(check, {run});
+  EXPECT_EQ(o.verdict, CheckVerdict::Fail);
+  EXPECT_NE(o.detail.find("the input has: allreduce_bench mpi world of 4 ranks"), std::string::npos) << o.detail;
+}
+
+TEST(AcceptEvaluate, WrongAndUnverifiedElements) {
+  auto run = run_of("allreduce-np4-a.json");
+  const json check = {{"id", "w"}, {"kind", "no_wrong_elements"}, {"require_checked", true}};
+  EXPECT_EQ(check_one(check, {run}).verdict, CheckVerdict::Pass);
+
+  auto unverified = run;
+  for (auto& r : unverified.doc.results) {
+    r.wrong_elements.reset();  // as a run without -c 1 writes it
+  }
+  const auto o = check_one(check, {unverified});
+  EXPECT_EQ(o.verdict, CheckVerdict::Fail);
+  EXPECT_NE(o.detail.find("run with -c 1"), std::string::npos) << o.detail;
+  json lenient = check;
+  lenient["require_checked"] = false;
+  EXPECT_EQ(check_one(lenient, {unverified}).verdict, CheckVerdict::Pass);
+
+  auto wrong = run;
+  wrong.doc.results.at(3).wrong_elements = 7;
+  wrong.doc.results.at(3).status = CaseStatus::Failed;  // what the runner records with wrong elements
+  const auto w = check_one(check, {wrong});
+  EXPECT_EQ(w.verdict, CheckVerdict::Fail);
+  EXPECT_NE(w.culprit.find("in group world (ranks 0-3 on vm) (7 wrong)"), std::string::npos) << w.culprit;
+  EXPECT_EQ(check_one({{"id", "f"}, {"kind", "no_failed"}}, {wrong}).verdict, CheckVerdict::Fail);
+}
+
+TEST(AcceptEvaluate, SeveralRunsAreNamedInDetails) {
+  const std::vector<LoadedRun> runs = {run_of("allreduce-np4-a.json"), run_of("allreduce-np4-b.json")};
+  const auto o = check_one({{"id", "a"},
+                            {"kind", "busbw"},
+                            {"select", {{"benchmark", "allreduce_bench"}}},
+                            {"size", "512K"},
+                            {"min_GBps", 1000}},
+                           runs);
+  EXPECT_EQ(o.verdict, CheckVerdict::Fail);
+  EXPECT_NE(o.detail.find("4 of 4 rows fail"), std::string::npos) << o.detail;
+  EXPECT_NE(o.detail.find("[" + runs[1].name() + "]"), std::string::npos) << o.detail;
+}
+
+TEST(AcceptEvaluate, NamesGpusAndNicsFromTopology) {
+  // The real pairs run, relabelled as an NCCL run on two hosts with a topology that names GPUs and
+  // NICs (synthetic bus ids and PCIe paths: this tests the naming, not a measurement).
+  auto run = run_of("sendrecv-pairs-np4.json");
+  run.doc.environment.hosts = {{"a", {0, 1}}, {"b", {2, 3}}};
+  const auto gpu = [](int i, const std::string& bus, const std::string& sw) {
+    return json{{"index", i}, {"bus_id", bus}, {"pci_path", {"0000:00:01.0", sw}}};
+  };
+  const auto nic = [](const std::string& name, const std::string& sw) {
+    return json{{"name", name}, {"pci_path", {"0000:00:01.0", sw}}};
+  };
+  const json host_a = {{"hostname", "a"},
+                       {"gpus", {gpu(0, "0000:18:00.0", "0000:10:00.0"), gpu(1, "0000:2a:00.0", "0000:20:00.0")}},
+                       {"nics", {nic("mlx5_0", "0000:10:00.0"), nic("mlx5_1", "0000:20:00.0")}}};
+  json host_b = host_a;
+  host_b["hostname"] = "b";
+  run.doc.topology = {{"hosts", {host_a, host_b}}};
+  for (auto& r : run.doc.results) {
+    r.backend = "nccl";
+    if (r.group_id == "pair:2-3") {  // make one group span both hosts: ranks 1 (a) and 2 (b)
+      r.group_id = "pair:1-2";
+      r.group_ranks = {1, 2};
+    }
+  }
+  const json check = {{"id", "bw"},
+                      {"kind", "busbw"},
+                      {"select", {{"benchmark", "sendrecv_bench"}}},
+                      {"size", "8"},
+                      {"min_GBps", 1000}};
+  const auto o = check_one(check, {run});
+  EXPECT_EQ(o.culprit,
+            "group pair:0-1 (ranks 0,1 on a: GPU0 0000:18:00.0, GPU1 0000:2a:00.0); "
+            "group pair:1-2 (ranks 1,2 on a: GPU1 0000:2a:00.0 NIC mlx5_1; b: GPU0 0000:18:00.0 NIC mlx5_0)");
+
+  run.doc.environment.variables["CUDA_VISIBLE_DEVICES"] = "3,2,1,0";  // device i is no longer NVML index i
+  EXPECT_EQ(check_one(check, {run}).culprit, "group pair:0-1 (ranks 0,1 on a); group pair:1-2 (ranks 1,2 on a, b)");
+  run.doc.topology = nullptr;
+  EXPECT_EQ(check_one(check, {run}).verdict, CheckVerdict::Fail);
+}
+
+// --- printers ------------------------------------------------------------------------------------
+
+struct Rendered {
+  Profile profile;
+  std::vector<CheckOutcome> outcomes;
+};
+
+Rendered smoke_on(const std::string& file) {
+  Rendered r{load_profile(kProfiles / "mpi-host-smoke.json"), {}};
+  r.outcomes = evaluate(r.profile, {run_of(file)});
+  return r;
+}
+
+std::string last_line(const std::string& text) {
+  const auto end = text.find_last_not_of('\n');
+  return text.substr(text.rfind('\n', end) + 1, end - text.rfind('\n', end));
+}
+
+TEST(AcceptRender, TerminalTableEndsWithSummary) {
+  const auto pass = smoke_on("allreduce-np4-a.json");
+  const auto text = render_accept(pass.profile, pass.outcomes, Format::Terminal, false);
+  EXPECT_EQ(last_line(text), "4 checks: 4 passed, 0 failed");
+  EXPECT_EQ(text.find("\x1b["), std::string::npos);
+  EXPECT_NE(text.find("allreduce-busbw-512k  PASS"), std::string::npos) << text;
+  const auto fail = smoke_on("timed-out.json");
+  const auto coloured = render_accept(fail.profile, fail.outcomes, Format::Terminal, true);
+  EXPECT_EQ(last_line(coloured), "4 checks: 1 passed, 3 failed");
+  EXPECT_NE(coloured.find("\x1b[1;31mFAIL\x1b[0m"), std::string::npos);
+  EXPECT_NE(coloured.find("\x1b[32mPASS\x1b[0m"), std::string::npos);
+}
+
+TEST(AcceptRender, TerminalNeutralisesControlCharacters) {
+  auto r = smoke_on("timed-out.json");
+  r.outcomes[0].culprit = "host\x1b]0;owned\x07";
+  const auto text = render_accept(r.profile, r.outcomes, Format::Terminal, false);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("host?]0;owned?"), std::string::npos);
+}
+
+TEST(AcceptRender, HostileHostnameIsEscapedInMarkdownAndJunit) {
+  const Profile profile = one_check({{"id", "bw"},
+                                     {"kind", "busbw"},
+                                     {"select", {{"benchmark", "sendrecv_bench"}}},
+                                     {"size", "1M"},
+                                     {"min_GBps", 1e6}});
+  const auto outcomes = evaluate(profile, {run_of("hostile-names.json")});
+  ASSERT_NE(outcomes[0].culprit.find("<script>"), std::string::npos) << outcomes[0].culprit;
+  const auto md = render_accept(profile, outcomes, Format::Markdown, false);
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+  EXPECT_NE(md.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_EQ(last_line(md), "1 check: 0 passed, 1 failed");
+  const auto xml = render_junit(profile, outcomes);
+  EXPECT_EQ(xml.find("<script>"), std::string::npos);
+  EXPECT_NE(xml.find("&lt;script&gt;document.title=1&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(AcceptRender, CsvQuotesAndJsonParses) {
+  const auto r = smoke_on("timed-out.json");
+  const auto csv = render_accept(r.profile, r.outcomes, Format::Csv, false);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "check,kind,verdict,measured,threshold,culprit,detail,source");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+  EXPECT_NE(csv.find("\"all_reduce float32 256 MiB out-of-place in group world (ranks 0,1 on vm)\""), std::string::npos)
+      << csv;
+  const auto j = json::parse(render_accept(r.profile, r.outcomes, Format::Json, false));
+  EXPECT_EQ(j.at("checks").size(), 4U);
+  EXPECT_EQ(j.at("failed"), 3);
+  EXPECT_EQ(j.at("verdict"), "fail");
+  EXPECT_EQ(j.at("profile").at("id"), "mpi-host-smoke");
+  EXPECT_EQ(j.at("checks")[1].at("id"), "no-timed-out");
+  EXPECT_EQ(j.at("checks")[1].at("verdict"), "fail");
+}
+
+TEST(AcceptRender, JunitCountsNamesAndIsDeterministic) {
+  const auto r = smoke_on("timed-out.json");
+  const auto xml = render_junit(r.profile, r.outcomes);
+  EXPECT_EQ(xml, render_junit(r.profile, r.outcomes));
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 0), 0U);
+  EXPECT_NE(xml.find(R"x(<testsuite name="ccbench accept: MPI host-memory smoke (CI VM)" tests="4" failures="3" )x"
+                     R"x(errors="0" skipped="0">)x"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find(R"x(<testcase classname="ccbench.accept.mpi-host-smoke" name="no-timed-out">)x"),
+            std::string::npos);
+  EXPECT_NE(xml.find(R"x(<failure message="no-timed-out: all_reduce float32 256 MiB out-of-place in group world )x"
+                     R"x((ranks 0,1 on vm)" type="no_timed_out">)x"),
+            std::string::npos)
+      << xml;
+  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\x1b'), 0);
+  EXPECT_EQ(xml.find("timestamp"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccbench::report

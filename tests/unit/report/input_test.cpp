@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ccbench/report/input.hpp"
+#include "json_schema.hpp"
+
+namespace ccbench::report {
+namespace {
+
+const std::filesystem::path kRuns = std::filesystem::path(CCBENCH_REPORT_DATA) / "runs";
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)read_result_text(text, "doc.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ReportInput, EveryRealRunIsRead) {
+  const auto runs = read_result_files({kRuns.string()});
+  ASSERT_EQ(runs.size(), 9U);
+  for (const auto& run : runs) {
+    EXPECT_FALSE(run.doc.results.empty()) << run.path;
+    EXPECT_TRUE(run.schema_version == "1.1.0" || run.schema_version == "1.0.0") << run.path;
+  }
+  EXPECT_TRUE(std::is_sorted(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.path < b.path; }));
+}
+
+TEST(ReportInput, OlderMinorVersionIsRead) {
+  const auto run = read_result_file(kRuns / "allreduce-np2-v1.0.0.json");
+  EXPECT_EQ(run.schema_version, "1.0.0");
+  EXPECT_EQ(run.doc.results.front().group_id, "world");  // 1.0 had no group_id: one world group
+  EXPECT_EQ(run.name(), "v1.0");
+}
+
+TEST(ReportInput, NameIsLabelElseFileStem) {
+  EXPECT_EQ(read_result_file(kRuns / "allreduce-np4-a.json").name(), "base");
+  EXPECT_EQ(read_result_file(kRuns / "allgather-np4.json").name(), "allgather-np4");
+}
+
+TEST(ReportInput, ErrorsNameFilePointerAndExpectation) {
+  auto doc = nlohmann::json::parse(slurp(kRuns / "allreduce-np4-a.json"));
+  doc["results"][4]["in_place"] = "yes";
+  EXPECT_EQ(error_of(doc.dump()), "doc.json: /results/4/in_place: expected boolean, got string");
+  doc["results"][4]["in_place"] = true;
+  doc["environment"]["hosts"][0]["ranks"] = nlohmann::json::array();
+  EXPECT_EQ(error_of(doc.dump()), "doc.json: /environment/hosts/0/ranks: expected at least 1 item(s), got 0");
+  doc["schema_version"] = "3.1.0";
+  EXPECT_NE(error_of(doc.dump()).find("/schema_version: schema version 3.1.0 is not supported"), std::string::npos);
+  EXPECT_NE(error_of("{\"a\":").find("doc.json: not valid JSON (truncated?)"), std::string::npos);
+}
+
+TEST(ReportInput, NullableFieldsSayBothForms) {
+  auto doc = nlohmann::json::parse(slurp(kRuns / "allreduce-np4-a.json"));
+  doc["run"]["ended_utc"] = 5;
+  EXPECT_EQ(error_of(doc.dump()),
+            "doc.json: /run/ended_utc: expected string, got number 5; or expected null, got number 5");
+  doc["run"]["ended_utc"] = "yesterday";
+  EXPECT_NE(error_of(doc.dump()).find("/run/ended_utc: expected a string matching"), std::string::npos);
+}
+
+TEST(ReportSchema, RefusesKeywordsItDoesNotImplement) {
+  EXPECT_THROW(detail::JsonSchema(nlohmann::json{{"type", "object"}, {"patternProperties", nlohmann::json::object()}}),
+               std::invalid_argument);
+  EXPECT_THROW(detail::JsonSchema(nlohmann::json{{"$ref", "#/$defs/missing"}}), std::invalid_argument);
+}
+
+TEST(ReportSchema, IntegerMeansWrittenAsInteger) {
+  const detail::JsonSchema schema(nlohmann::json{{"type", "integer"}, {"minimum", 0}});
+  EXPECT_FALSE(schema.first_problem(nlohmann::json(3)));
+  EXPECT_TRUE(schema.first_problem(nlohmann::json(3.0)));
+  EXPECT_TRUE(schema.first_problem(nlohmann::json(-1)));
+}
+
+TEST(ReportSchema, PointersEscapeSlashAndTilde) {
+  const detail::JsonSchema schema(nlohmann::json{{"type", "object"}, {"additionalProperties", false}});
+  const auto p = schema.first_problem(nlohmann::json{{"a/b~c", 1}});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->pointer, "/a~1b~0c");
+}
+
+}  // namespace
+}  // namespace ccbench::report

@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ccbench/report/table.hpp"
+
+namespace ccbench::report {
+namespace {
+
+const std::filesystem::path kRuns = std::filesystem::path(CCBENCH_REPORT_DATA) / "runs";
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(ReportTable, OneSectionPerGroup) {
+  const auto runs = read_result_files({(kRuns / "sendrecv-pairs-np4.json").string()});
+  const auto text = render_tables(runs, Format::Terminal, false);
+  EXPECT_EQ(count(text, "group pair:0-1 (ranks 0,1 on vm)"), 1U);
+  EXPECT_EQ(count(text, "group pair:2-3 (ranks 2,3 on vm)"), 1U);
+  EXPECT_EQ(count(text, "\x1b["), 0U);
+}
+
+TEST(ReportTable, CsvAndJsonHoldEveryCase) {
+  const auto runs = read_result_files({(kRuns / "allreduce-np4-a.json").string()});
+  const auto cases = runs.front().doc.results.size();
+  EXPECT_EQ(count(render_tables(runs, Format::Csv, false), "\n"), cases + 1);
+  const auto j = nlohmann::json::parse(render_tables(runs, Format::Json, false));
+  EXPECT_EQ(j.at("rows").size(), cases);
+  EXPECT_EQ(j.at("rows")[0].at("benchmark"), "allreduce_bench");
+}
+
+TEST(ReportTable, NotOkCasesShowStatusAndReason) {
+  const auto runs = read_result_files({(kRuns / "timed-out.json").string()});
+  const auto text = render_tables(runs, Format::Terminal, true);
+  EXPECT_NE(text.find("timed_out"), std::string::npos);
+  EXPECT_NE(text.find("256 MiB out-of-place: timed_out: no progress for 0.3 s"), std::string::npos);
+  EXPECT_NE(text.find("\x1b[31mtimed_out\x1b[0m"), std::string::npos);  // colour only when asked
+}
+
+TEST(ReportTable, HostileNamesAreDefused) {
+  const auto runs = read_result_files({(kRuns / "hostile-names.json").string()});
+  const auto md = render_tables(runs, Format::Markdown, false);
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+  EXPECT_NE(md.find("&lt;script&gt;"), std::string::npos);
+  const auto csv = render_tables(runs, Format::Csv, false);
+  EXPECT_NE(csv.find("\"<img src=x onerror=alert(1)> & \"\"quotes\"\"\""), std::string::npos);
+}
+
+TEST(ReportTable, PeakShownWhenKnown) {
+  const auto runs = read_result_files({(kRuns / "allreduce-np2-peak20.json").string()});
+  EXPECT_NE(render_tables(runs, Format::Terminal, false).find("peak 20.0 GB/s (--peak-GBps given on the command line)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccbench::report
