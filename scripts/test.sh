@@ -4,7 +4,8 @@
 #      (gpu tests report *skipped* where no GPU is visible);
 #   2. a build with CUDA, NCCL and verbs OFF: it must configure, build and pass its tests;
 #   3. the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;
-#   4. clang-format over the sources.
+#   4. the result reader under libFuzzer for 60 s (scripts/fuzz.sh);
+#   5. clang-format over the sources.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 "$CCBENCH_ROOT/scripts/install-deps.sh"
@@ -26,6 +27,9 @@ ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -D
   -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" >/dev/null
 cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs"
 (cd "$CCBENCH_BUILD-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit)
+
+echo "== fuzzing the reader"
+"$CCBENCH_ROOT/scripts/fuzz.sh" "${CCBENCH_FUZZ_SECONDS:-60}"
 
 echo "== clang-format"
 cd "$CCBENCH_ROOT"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fuzzes the result reader (and the printers behind it) with libFuzzer for a bounded time.
+#   scripts/fuzz.sh [SECONDS]   default 60; CI runs it from scripts/test.sh
+# Builds report/fuzz/reader_fuzz.cpp with clang, -fsanitize=fuzzer,address,undefined, seeded with
+# the real result files under tests/data/report/runs. A crash, a sanitizer report, an uncaught
+# exception or a hang of more than 10 s on one input fails the run and leaves the input in
+# $CCBENCH_BUILD-fuzz/artifacts/.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+seconds=${1:-60}
+dir="$CCBENCH_BUILD-fuzz"
+CXX=clang++ ccbench_configure "$dir" -DCCBENCH_MPI=OFF -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_VERBS=OFF \
+  -DCCBENCH_BUILD_TESTS=OFF -DCCBENCH_BUILD_PERF=OFF -DCCBENCH_FUZZ=ON \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
+cmake --build "$dir" --target ccbench_reader_fuzz --parallel "$(nproc)"
+corpus="$dir/corpus"
+mkdir -p "$corpus" "$dir/artifacts"
+cp "$CCBENCH_ROOT"/tests/data/report/runs/*.json "$corpus/"
+echo "== fuzzing the reader for ${seconds} s"
+"$dir/report/ccbench_reader_fuzz" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+  -max_len=262144 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" 2>&1 | grep -E "^(stat::|#[0-9]+ +DONE|==|SUMMARY)" |
+  tail -n 12
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ]; then
+  echo "fuzz: FAILED (exit $status); the input is in $dir/artifacts/" >&2
+  exit 1
+fi
+echo "fuzz: no crash in ${seconds} s"
