@@ -37,7 +37,7 @@ h3 { font-size: 1.05em; margin: 1.2em 0 0.3em; }
 p.note, p.meta { color: #555; margin: 0.2em 0; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.4em 0 1em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; vertical-align: top; }
-table.runs td.file { overflow-wrap: anywhere; }
+table.runs td.file { overflow-wrap: anywhere; min-width: 16em; }
 th { background: #eef0f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.status-ok { color: #1b6e1b; }

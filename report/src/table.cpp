@@ -270,14 +270,51 @@ std::string render_csv(const std::vector<Section>& sections) {
   return out;
 }
 
+/// Per run and group, what a dashboard plots: busbw at the largest size measured (the worse
+/// placement), the best busbw, and how many cases ended how.
+nlohmann::ordered_json group_digest(const Section& s) {
+  const CaseResult* largest = nullptr;
+  const CaseResult* best = nullptr;
+  std::map<std::string, int> statuses;
+  std::uint64_t wrong = 0;
+  for (const auto* r : s.cases) {
+    ++statuses[std::string(name(r->status))];
+    wrong += r->wrong_elements.value_or(0);
+    if (r->status != CaseStatus::Ok) {
+      continue;
+    }
+    if (largest == nullptr || r->size_bytes > largest->size_bytes ||
+        (r->size_bytes == largest->size_bytes && r->busbw_GBps < largest->busbw_GBps)) {
+      largest = r;
+    }
+    if (best == nullptr || r->busbw_GBps > best->busbw_GBps) {
+      best = r;
+    }
+  }
+  nlohmann::ordered_json g = {{"run", s.run->name()},       {"file", s.run->path}, {"benchmark", s.key.benchmark},
+                              {"backend", s.key.backend},   {"op", s.key.op},      {"dtype", s.key.dtype},
+                              {"group_id", s.key.group_id}, {"ranks", s.key.ranks}};
+  g["largest_size_bytes"] = largest != nullptr ? nlohmann::ordered_json(largest->size_bytes) : nullptr;
+  g["busbw_at_largest_GBps"] = largest != nullptr ? nlohmann::ordered_json(largest->busbw_GBps) : nullptr;
+  g["pct_of_peak_at_largest"] = largest != nullptr ? optional_number(largest->pct_of_peak) : nullptr;
+  g["max_busbw_GBps"] = best != nullptr ? nlohmann::ordered_json(best->busbw_GBps) : nullptr;
+  g["max_busbw_size_bytes"] = best != nullptr ? nlohmann::ordered_json(best->size_bytes) : nullptr;
+  g["wrong_elements"] = wrong;
+  g["cases"] = statuses;
+  return g;
+}
+
 std::string render_json(const std::vector<Section>& sections) {
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& s : sections) {
+    groups.push_back(group_digest(s));
     for (const auto* r : s.cases) {
       rows.push_back(flat_row(*s.run, *r));
     }
   }
-  const nlohmann::ordered_json doc = {{"schema", "ccbench.report.table"}, {"schema_version", "1.0.0"}, {"rows", rows}};
+  const nlohmann::ordered_json doc = {
+      {"schema", "ccbench.report.table"}, {"schema_version", "1.0.0"}, {"groups", groups}, {"rows", rows}};
   return doc.dump(2) + "\n";
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,15 @@ TEST(ReportTable, CsvAndJsonHoldEveryCase) {
   const auto j = nlohmann::json::parse(render_tables(runs, Format::Json, false));
   EXPECT_EQ(j.at("rows").size(), cases);
   EXPECT_EQ(j.at("rows")[0].at("benchmark"), "allreduce_bench");
+  ASSERT_EQ(j.at("groups").size(), 1U);
+  const auto& g = j.at("groups")[0];
+  EXPECT_EQ(g.at("largest_size_bytes"), 524288);
+  EXPECT_EQ(g.at("cases").at("ok"), cases);
+  double best = 0.0;
+  for (const auto& r : runs.front().doc.results) {
+    best = std::max(best, r.busbw_GBps);
+  }
+  EXPECT_DOUBLE_EQ(g.at("max_busbw_GBps").get<double>(), best);
 }
 
 TEST(ReportTable, NotOkCasesShowStatusAndReason) {
