@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccbench/report/compare.hpp"
+#include "records.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
@@ -123,10 +124,6 @@ std::string render_text(const Comparison& c, const CompareOptions& o, bool markd
   return out;
 }
 
-nlohmann::ordered_json optional_json(std::optional<double> v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
 nlohmann::ordered_json key_json(const RowKey& k) {
   return {{"benchmark", k.benchmark}, {"backend", k.backend},       {"timing", k.timing},    {"op", k.op},
           {"dtype", k.dtype},         {"redop", k.redop},           {"root", k.root},        {"ranks", k.ranks},
@@ -137,46 +134,27 @@ nlohmann::ordered_json row_json(const RowComparison& r) {
   auto j = key_json(r.key);
   j["base_busbw_GBps"] = r.base->busbw_GBps;
   j["cand_busbw_GBps"] = r.cand->busbw_GBps;
-  j["base_pct_of_peak"] = optional_json(r.base->pct_of_peak);
-  j["cand_pct_of_peak"] = optional_json(r.cand->pct_of_peak);
-  j["measured_ratio"] = optional_json(r.measured_ratio);
-  j["spec_ratio"] = optional_json(r.spec_ratio);
+  j["base_pct_of_peak"] = detail::number_or_null(r.base->pct_of_peak);
+  j["cand_pct_of_peak"] = detail::number_or_null(r.cand->pct_of_peak);
+  j["measured_ratio"] = detail::number_or_null(r.measured_ratio);
+  j["spec_ratio"] = detail::number_or_null(r.spec_ratio);
   j["against_spec"] = r.against_spec;
-  j["change"] = optional_json(r.change ? std::optional(r.change->estimate) : std::nullopt);
-  j["change_ci95_lo"] = optional_json(r.change ? std::optional(r.change->lo) : std::nullopt);
-  j["change_ci95_hi"] = optional_json(r.change ? std::optional(r.change->hi) : std::nullopt);
+  j["change"] = detail::number_or_null(r.change ? std::optional(r.change->estimate) : std::nullopt);
+  j["change_ci95_lo"] = detail::number_or_null(r.change ? std::optional(r.change->lo) : std::nullopt);
+  j["change_ci95_hi"] = detail::number_or_null(r.change ? std::optional(r.change->hi) : std::nullopt);
   j["method"] = r.method;
   j["verdict"] = name(r.verdict);
   j["why"] = r.why;
   return j;
 }
 
-std::string csv_cell(const nlohmann::ordered_json& v) {
-  if (v.is_null()) {
-    return "";
-  }
-  if (v.is_string()) {
-    return csv_field(v.get<std::string>());
-  }
-  return v.is_number_float() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
-}
-
 std::string render_csv(const Comparison& c) {
-  std::string out;
-  for (std::size_t i = 0; i < c.rows.size(); ++i) {
-    const auto j = row_json(c.rows[i]);
-    std::vector<std::string> cells;
-    std::vector<std::string> names;
-    for (const auto& [k, v] : j.items()) {
-      names.push_back(k);
-      cells.push_back(csv_cell(v));
-    }
-    if (i == 0) {
-      out += fmt::format("{}\n", fmt::join(names, ","));
-    }
-    out += fmt::format("{}\n", fmt::join(cells, ","));
+  std::vector<nlohmann::ordered_json> records;
+  records.reserve(c.rows.size());
+  for (const auto& r : c.rows) {
+    records.push_back(row_json(r));
   }
-  return out;
+  return detail::csv_of(records);
 }
 
 std::string render_json(const Comparison& c, const CompareOptions& o) {

@@ -9,6 +9,7 @@
 
 #include "ccbench/collective.hpp"
 #include "ccbench/report/rows.hpp"
+#include "records.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
@@ -196,10 +197,6 @@ std::string render_text(const std::vector<Section>& sections, bool markdown, boo
   return out;
 }
 
-nlohmann::ordered_json optional_number(std::optional<double> v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
 /// One flat record per case: what CSV rows and the JSON summary hold.
 nlohmann::ordered_json flat_row(const LoadedRun& run, const CaseResult& r) {
   const auto key = key_of(r);
@@ -221,53 +218,26 @@ nlohmann::ordered_json flat_row(const LoadedRun& run, const CaseResult& r) {
       {"in_place", key.in_place},
       {"status", name(r.status)},
       {"n", r.time ? nlohmann::ordered_json(r.time->n) : nlohmann::ordered_json(nullptr)},
-      {"p50_us", optional_number(us(r.time, &Summary::p50))},
-      {"p95_us", optional_number(us(r.time, &Summary::p95))},
+      {"p50_us", detail::number_or_null(us(r.time, &Summary::p50))},
+      {"p95_us", detail::number_or_null(us(r.time, &Summary::p95))},
       {"p50_ci95_lo_us", r.time ? nlohmann::ordered_json(r.time->p50_ci95.lo * kUs) : nullptr},
       {"p50_ci95_hi_us", r.time ? nlohmann::ordered_json(r.time->p50_ci95.hi * kUs) : nullptr},
       {"algbw_GBps", r.algbw_GBps},
       {"busbw_GBps", r.busbw_GBps},
-      {"peak_GBps", optional_number(r.peak_GBps)},
-      {"pct_of_peak", optional_number(r.pct_of_peak)},
+      {"peak_GBps", detail::number_or_null(r.peak_GBps)},
+      {"pct_of_peak", detail::number_or_null(r.pct_of_peak)},
       {"wrong_elements", r.wrong_elements ? nlohmann::ordered_json(*r.wrong_elements) : nullptr},
       {"reason", r.reason}};
 }
 
-std::string csv_cell(const nlohmann::ordered_json& v) {
-  if (v.is_null()) {
-    return "";
-  }
-  if (v.is_string()) {
-    return csv_field(v.get<std::string>());
-  }
-  if (v.is_number_float()) {
-    return fmt::format("{:.6g}", v.get<double>());
-  }
-  return v.dump();
-}
-
 std::string render_csv(const std::vector<Section>& sections) {
-  std::string out;
-  bool header = true;
+  std::vector<nlohmann::ordered_json> records;
   for (const auto& s : sections) {
     for (const auto* r : s.cases) {
-      const nlohmann::ordered_json row = flat_row(*s.run, *r);
-      if (header) {
-        std::vector<std::string> names;
-        for (const auto& [k, v] : row.items()) {
-          names.push_back(k);
-        }
-        out += fmt::format("{}\n", fmt::join(names, ","));
-        header = false;
-      }
-      std::vector<std::string> cells;
-      for (const auto& [k, v] : row.items()) {
-        cells.push_back(csv_cell(v));
-      }
-      out += fmt::format("{}\n", fmt::join(cells, ","));
+      records.push_back(flat_row(*s.run, *r));
     }
   }
-  return out;
+  return detail::csv_of(records);
 }
 
 /// Per run and group, what a dashboard plots: busbw at the largest size measured (the worse
@@ -296,7 +266,7 @@ nlohmann::ordered_json group_digest(const Section& s) {
                               {"group_id", s.key.group_id}, {"ranks", s.key.ranks}};
   g["largest_size_bytes"] = largest != nullptr ? nlohmann::ordered_json(largest->size_bytes) : nullptr;
   g["busbw_at_largest_GBps"] = largest != nullptr ? nlohmann::ordered_json(largest->busbw_GBps) : nullptr;
-  g["pct_of_peak_at_largest"] = largest != nullptr ? optional_number(largest->pct_of_peak) : nullptr;
+  g["pct_of_peak_at_largest"] = largest != nullptr ? detail::number_or_null(largest->pct_of_peak) : nullptr;
   g["max_busbw_GBps"] = best != nullptr ? nlohmann::ordered_json(best->busbw_GBps) : nullptr;
   g["max_busbw_size_bytes"] = best != nullptr ? nlohmann::ordered_json(best->size_bytes) : nullptr;
   g["wrong_elements"] = wrong;
