@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Every test: install what is missing, then
+# Every test: install what is missing, check clang-format over the sources, then
 #   1. the default build (CUDA/NCCL/verbs AUTO, warnings as errors): unit, mpi and gpu tiers
 #      (gpu tests report *skipped* where no GPU is visible);
 #   2. a build with CUDA, NCCL and verbs OFF: it must configure, build and pass its tests;
 #   3. the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer;
-#   4. the result reader under libFuzzer for 60 s (scripts/fuzz.sh);
-#   5. clang-format over the sources.
+#   4. the result reader under libFuzzer for 60 s (scripts/fuzz.sh).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 "$CCBENCH_ROOT/scripts/install-deps.sh"
 jobs=$(nproc)
+
+# First, as it takes seconds and the rest takes minutes.
+echo "== clang-format"
+(cd "$CCBENCH_ROOT" && git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror)
+echo "clang-format: clean"
 
 echo "== default build ($CCBENCH_BUILD)"
 ccbench_configure "$CCBENCH_BUILD" -DCCBENCH_WERROR=ON
@@ -31,7 +35,3 @@ cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs"
 echo "== fuzzing the reader"
 "$CCBENCH_ROOT/scripts/fuzz.sh" "${CCBENCH_FUZZ_SECONDS:-60}"
 
-echo "== clang-format"
-cd "$CCBENCH_ROOT"
-git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
-echo "clang-format: clean"

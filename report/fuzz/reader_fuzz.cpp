@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const report::InputError&) {
     return 0;  // rejected with one line: the expected outcome for most inputs
   }
-  for (const auto format : {report::Format::Terminal, report::Format::Markdown, report::Format::Csv,
-                            report::Format::Json}) {
+  for (const auto format :
+       {report::Format::Terminal, report::Format::Markdown, report::Format::Csv, report::Format::Json}) {
     (void)report::render_tables(runs, format, true);
     const report::CompareOptions options;
     (void)report::render_comparison(report::compare_runs(runs, runs, options), options, format, true);
