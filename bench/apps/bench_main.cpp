@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -80,6 +82,15 @@ Layout discover_layout(Group& group) {
   return layout;
 }
 
+/// A test hook: CCBENCH_DEBUG_STOP=POINT:RANK stops that rank with SIGSTOP at that point, as a
+/// debugger or a wedged process would, so the tests can show what the others do about it.
+void stop_here_if_asked(std::string_view point, int rank) {
+  const char* value = std::getenv("CCBENCH_DEBUG_STOP");
+  if (value != nullptr && std::string_view(value) == fmt::format("{}:{}", point, rank)) {
+    std::raise(SIGSTOP);
+  }
+}
+
 std::string default_result_path(const CollectiveInfo& coll, const std::string& host) {
   std::filesystem::create_directories("results");
   return fmt::format("results/{}-{}-{}.json", coll.bench, host, utc_now_compact());
@@ -118,6 +129,9 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   }
   SessionInputs in;
   in.config = std::get<RunConfig>(std::move(parsed));
+  HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s);
+  guard.begin("set-up: learning which ranks share a host");
+  stop_here_if_asked("setup", world.rank());
   const Layout layout = discover_layout(world);
   in.hosts = layout.hosts;
   in.groups = plan_groups(in.config.split, layout.hosts);
@@ -136,8 +150,11 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
     }
     return true;
   });
+  guard.begin("set-up: gathering every host's topology");
   in.topology = gather_topology(world, layout.hosts, layout.placement.local_rank);
+  guard.begin("set-up: creating the groups and their communicators");
   Membership member = join_group(in.config, world, layout, in.groups, coll.bench);
+  guard.begin("set-up: gathering where every rank runs");
   in.places =
       gather_places(world, layout.hosts, in.topology, member.backend ? member.backend->device_bus_id() : std::string{});
   in.result_path = agreed(world, coll.bench, [&] {
@@ -146,7 +163,8 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
     }
     return default_result_path(coll, layout.hosts.front().hostname);
   });
-  Session session(std::move(in), world, std::move(member));
+  guard.idle("set-up");
+  Session session(std::move(in), world, std::move(member), guard);
   try {
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job

@@ -14,12 +14,30 @@ extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace ccbench {
 
-Session::Session(SessionInputs inputs, MpiGroup& world, Membership membership)
+Session::Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard)
     : m_in(std::move(inputs)),
       m_coll(info(m_in.config.collective)),
       m_world(world),
       m_member(std::move(membership)),
-      m_watchdog(m_in.config.timeout_s, [this](const std::string& a, double w) { on_timeout(a, w); }) {}
+      m_guard(guard) {
+  if (is_writer()) {
+    m_guard.set_recorder([this](const Hang& h) { record_hang(h); });
+  }
+}
+
+Session::~Session() {
+  if (is_writer()) {
+    m_guard.set_recorder({});
+  }
+}
+
+namespace {
+
+std::string op_activity(std::string_view op, std::uint64_t size, bool in_place, const std::string& group) {
+  return fmt::format("{} {} B {} in group {}", op, size, in_place ? "in-place" : "out-of-place", group);
+}
+
+}  // namespace
 
 std::vector<bool> Session::placements() const {
   switch (m_in.config.placement) {
@@ -96,15 +114,14 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   return h;
 }
 
-CaseResult Session::base_result(std::uint64_t size, bool in_place) const {
+CaseResult Session::base_result(const GroupPlan& g, std::uint64_t size, bool in_place) const {
   const RunConfig& c = m_in.config;
-  const GroupPlan& g = *m_member.plan;
   CaseResult r;
   r.benchmark = std::string{m_coll.bench};
-  r.backend = m_member.backend->name();
+  r.backend = m_facts.backend;
   r.timing = c.timing;
-  r.clock = m_member.backend->timer().clock();
-  const int n = m_member.group->size();
+  r.clock = m_facts.clock;
+  const int n = static_cast<int>(g.ranks.size());
   r.spec = {c.collective, c.dtype, c.op, c.root, in_place, 0};
   r.spec.count = count_for_bytes(m_coll, size, size_of(c.dtype), n);
   r.ranks = n;
@@ -124,7 +141,7 @@ CaseResult Session::base_result(std::uint64_t size, bool in_place) const {
 
 // Runs this rank's case in its group; the group's rank 0 returns the result as JSON text.
 std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_place) {
-  CaseResult r = base_result(size, in_place);
+  CaseResult r = base_result(*m_member.plan, size, in_place);
   const Support support = m_member.backend->supports(r.spec);
   if (m_in.config.split != Split::World && r.ranks == 1) {
     r.status = CaseStatus::Skipped;
@@ -133,14 +150,9 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
     r.status = CaseStatus::Skipped;
     r.reason = support.reason;
   } else {
-    {
-      const std::lock_guard lock(m_doc_mutex);
-      m_current = r;
-    }
-    m_watchdog.begin(fmt::format("{} {} B {} in group {}", m_coll.name, r.size_bytes,
-                                 in_place ? "in-place" : "out-of-place", r.group_id));
+    m_guard.begin(op_activity(m_coll.name, size, in_place, r.group_id));
     const Measurement m = runner.measure(r.spec);
-    m_watchdog.idle();
+    m_guard.idle("between ops");
     summarize_into(r, m, m_in.config.keep_samples);
   }
   return m_member.group->rank() == 0 ? case_to_json(r).dump() : std::string{};
@@ -149,7 +161,10 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
 // Every group leader's result, on every rank, in group order.
 std::vector<CaseResult> Session::collect(const std::string& mine) {
   std::vector<CaseResult> out;
-  for (const auto& text : m_world.all_gather(mine)) {
+  m_guard.begin("gathering the results of every group");
+  const auto texts = m_world.all_gather(mine);
+  m_guard.idle("between ops");
+  for (const auto& text : texts) {
     if (!text.empty()) {
       out.push_back(case_from_json(nlohmann::json::parse(text)));
     }
@@ -184,28 +199,44 @@ void Session::record(CaseResult& result) {
     result.pct_of_peak = 100.0 * result.busbw_GBps / *result.peak_GBps;
   }
   const std::lock_guard lock(m_doc_mutex);
-  m_current.reset();
   m_doc.results.push_back(result);
 }
 
-void Session::on_timeout(const std::string& activity, double waited_s) {
-  fmt::print(stderr, "{}: error: timeout: {} made no progress for {:.1f} s on rank {} ({}); ending the job\n",
-             m_coll.bench, activity, waited_s, m_world.rank(), local_hostname());
-  if (is_writer()) {
-    const std::lock_guard lock(m_doc_mutex);
-    if (m_current) {
-      m_current->status = CaseStatus::TimedOut;
-      m_current->reason = fmt::format("no progress for {:.1f} s (--timeout {:g})", waited_s, m_in.config.timeout_s);
-      m_doc.results.push_back(*m_current);
-    }
-    m_doc.run.ended_utc = utc_now_iso8601();
-    try {
-      write_document();
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "{}: error: {}\n", m_coll.bench, e.what());
-    }
+// On world rank 0, from the hang guard's thread, while the main thread may be blocked anywhere.
+void Session::record_hang(const Hang& hang) {
+  const std::lock_guard lock(m_doc_mutex);
+  if (!m_position) {
+    return;  // still setting up: no case to mark
   }
-  MpiContext::abort(kExitTimeout);
+  const auto in_op = [&](const GroupPlan& g, int rank) {
+    const bool silent = std::find(hang.silent.begin(), hang.silent.end(), rank) != hang.silent.end();
+    const auto a =
+        std::find_if(hang.answered.begin(), hang.answered.end(), [&](const auto& x) { return x.rank == rank; });
+    return silent || (a != hang.answered.end() &&
+                      a->activity == op_activity(m_coll.name, m_position->size, m_position->in_place, g.id));
+  };
+  auto& done = m_position->timed_out;
+  for (const auto& g : m_in.groups) {
+    if (std::find(done.begin(), done.end(), g.id) != done.end() ||
+        std::none_of(g.ranks.begin(), g.ranks.end(), [&](int rank) { return in_op(g, rank); })) {
+      continue;
+    }
+    CaseResult r = base_result(g, m_position->size, m_position->in_place);
+    r.status = CaseStatus::TimedOut;
+    r.reason = fmt::format("no progress for {:.1f} s (--timeout {:g}); {}", hang.waited_s, m_in.config.timeout_s,
+                           m_guard.absent(hang));
+    m_doc.results.push_back(std::move(r));
+    done.push_back(g.id);
+  }
+  if (m_doc.results.empty()) {
+    return;  // a document without results is not a valid one
+  }
+  m_doc.run.ended_utc = utc_now_iso8601();
+  try {
+    write_document();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: error: {}\n", m_coll.bench, e.what());
+  }
 }
 
 // World rank 0 prints and writes; it learns the backend's name, versions and clock from the
@@ -226,13 +257,17 @@ Session::BackendFacts Session::backend_facts() {
 bool Session::sweep(const TablePrinter& printer) {
   std::optional<Runner> runner;
   if (m_member.backend != nullptr) {
-    runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_watchdog);
+    runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
   }
   bool failed = false;
   const RunConfig& c = m_in.config;
   for (const std::uint64_t size : sweep_sizes(c.min_bytes, c.max_bytes, c.step_factor)) {
     std::vector<CaseResult> cells;
     for (const bool in_place : placements()) {
+      {
+        const std::lock_guard lock(m_doc_mutex);
+        m_position = Position{size, in_place, {}};
+      }
       for (auto& r : collect(runner ? measure_mine(*runner, size, in_place) : std::string{})) {
         failed = failed || r.status == CaseStatus::Failed;
         record(r);
@@ -240,7 +275,10 @@ bool Session::sweep(const TablePrinter& printer) {
       }
     }
     if (is_writer()) {
-      write_document();
+      {
+        const std::lock_guard lock(m_doc_mutex);
+        write_document();
+      }
       printer.rows(cells);
     }
   }
@@ -248,7 +286,13 @@ bool Session::sweep(const TablePrinter& printer) {
 }
 
 int Session::run() {
+  m_guard.begin("set-up: learning the backend's versions and clock");
   const BackendFacts facts = backend_facts();
+  m_guard.idle("set-up");
+  {
+    const std::lock_guard lock(m_doc_mutex);
+    m_facts = facts;
+  }
   const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World);
   if (is_writer()) {
     start_document(facts.versions);
@@ -257,6 +301,8 @@ int Session::run() {
   }
   const bool failed = sweep(printer);
   if (is_writer()) {
+    const std::lock_guard lock(m_doc_mutex);
+    m_position.reset();
     m_doc.run.ended_utc = utc_now_iso8601();
     write_document();
     printer.footer(m_doc.results, m_in.result_path == "-" ? std::string{} : m_in.result_path);

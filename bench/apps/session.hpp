@@ -16,7 +16,7 @@
 #include "ccbench/table_printer.hpp"
 #include "ccbench/topo/peak.hpp"
 #include "ccbench/topo/topology.hpp"
-#include "ccbench/watchdog.hpp"
+#include "hang_guard.hpp"
 
 namespace ccbench {
 
@@ -38,12 +38,14 @@ struct SessionInputs {
 
 class Session {
  public:
-  Session(SessionInputs inputs, MpiGroup& world, Membership membership);
+  /// `guard` watches every op and the gathering of results; on world rank 0 the session records
+  /// a hang in the result file through it.
+  Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   Session(Session&&) = delete;
   Session& operator=(Session&&) = delete;
-  ~Session() = default;
+  ~Session();
 
   /// Collective over the world. Returns the exit code (1 when any case failed verification).
   int run();
@@ -61,25 +63,33 @@ class Session {
   [[nodiscard]] std::vector<bool> placements() const;
   [[nodiscard]] TableHeader table_header(const std::map<std::string, std::string>& versions, const std::string& backend,
                                          const std::string& clock) const;
-  [[nodiscard]] CaseResult base_result(std::uint64_t size, bool in_place) const;
+  [[nodiscard]] CaseResult base_result(const GroupPlan& group, std::uint64_t size, bool in_place) const;
   std::string measure_mine(Runner& runner, std::uint64_t size, bool in_place);
   std::vector<CaseResult> collect(const std::string& mine);
   void start_document(const std::map<std::string, std::string>& versions);
   void record(CaseResult& result);
   /// Each group's bottleneck link from the topology and the spec database (world rank 0).
   void plan_peaks();
+  /// Callers hold m_doc_mutex.
   void write_document();
-  void on_timeout(const std::string& activity, double waited_s);
+  /// Marks the case in progress timed out for every group the hang involves, and writes.
+  void record_hang(const Hang& hang);
 
   SessionInputs m_in;
   const CollectiveInfo& m_coll;
   MpiGroup& m_world;
   Membership m_member;
-  std::mutex m_doc_mutex;  // the watchdog thread records a timed-out case
+  HangGuard& m_guard;
+  std::mutex m_doc_mutex;  // m_doc, m_position, m_facts: a hang is recorded from another thread
   ResultDocument m_doc;
-  std::optional<CaseResult> m_current;
+  struct Position {
+    std::uint64_t size = 0;
+    bool in_place = false;
+    std::vector<std::string> timed_out;  // groups already recorded as timed out here
+  };
+  std::optional<Position> m_position;  // the case every group is measuring
+  BackendFacts m_facts;
   std::map<std::string, topo::Peak> m_peaks;  // by group id
-  Watchdog m_watchdog;
 };
 
 }  // namespace ccbench

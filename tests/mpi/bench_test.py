@@ -4,6 +4,7 @@
   bench_test.py --bin-dir DIR --schema S --mpirun M sweep --bench allreduce_bench --np 4
   bench_test.py ... bad-input --case min_gt_max
   bench_test.py ... sigkill --victim job|writer
+  bench_test.py ... sigstop --at setup|sweep
   bench_test.py ... stdout-json
   bench_test.py ... gpu-nccl            (exit 77 = skipped when no GPU is visible)
 
@@ -16,6 +17,7 @@ import pathlib
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,7 +43,7 @@ BAD_INPUT = {
 
 class Env:
     def __init__(self, args):
-        self.bin_dir = pathlib.Path(args.bin_dir)
+        self.bin_dir = pathlib.Path(args.bin_dir).resolve()
         self.validator = validate_result.validator(args.schema)
         self.mpirun = args.mpirun
         self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -111,8 +113,8 @@ def bad_input(env, args):
         print(f"PASS: exit 2, one line: {ours[0]}")
 
 
-def rank0_pid(tag):
-    """The pid of rank 0 of the run whose argv contains `tag`."""
+def rank0_pid(tag, rank=0):
+    """The pid of world rank `rank` of the run whose argv contains `tag`."""
     for proc in pathlib.Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -121,7 +123,8 @@ def rank0_pid(tag):
             environ = (proc / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if tag.encode() in cmdline and b"OMPI_COMM_WORLD_RANK=0" in environ and b"mpirun" not in cmdline[0]:
+        if (tag.encode() in cmdline and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ
+                and b"mpirun" not in cmdline[0]):
             return int(proc.name)
     return None
 
@@ -195,6 +198,77 @@ def sigkill(env, args):
         leftovers = [p.name for p in pathlib.Path(tmp).iterdir() if ".tmp." in p.name]
         print(f"PASS: killed ({args.victim}) after >= {completed} sizes; file holds {len(sizes)} complete sizes "
               f"({sizes[0]}..{sizes[-1]} B), validates; temporaries left: {leftovers}")
+
+
+STOP_TIMEOUT_S = 4
+
+
+def completed_results(path):
+    try:
+        return json.loads(path.read_text())["results"]
+    except (OSError, ValueError):  # not written yet
+        return []
+
+
+def sigstop(env, args):
+    """Rank 3 of 4 stops (SIGSTOP) in set-up or in the middle of a sweep: every rank must be gone
+    within --timeout + 10 s, exit code 3, the message names the op and rank 3, the JSON keeps the
+    completed sizes and marks the op timed_out."""
+    host = socket.gethostname()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "stopped.json"
+        flags = ["-b", "1K", "-e", "1G", "-f", "4", "-n", "20", "--timeout", str(STOP_TIMEOUT_S), "--out", str(out)]
+        cmd = env.command("allreduce_bench", 4, flags)
+        run_env = dict(env.env, CCBENCH_DEBUG_STOP="setup:3") if args.at == "setup" else env.env
+        print("$", "CCBENCH_DEBUG_STOP=setup:3" if args.at == "setup" else "", " ".join(cmd), flush=True)
+        started = time.time()
+        proc = subprocess.Popen(cmd, cwd=tmp, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        stopped_at = started
+        if args.at == "sweep":
+            while len(completed_results(out)) < 3 and time.time() < started + 120:
+                time.sleep(0.05)
+            pid = rank0_pid(str(out), rank=3)
+            assert pid, "rank 3 not found"
+            os.kill(pid, signal.SIGSTOP)
+            stopped_at = time.time()
+        try:
+            stdout, stderr = proc.communicate(timeout=STOP_TIMEOUT_S + 60)
+            ended = time.time()
+        finally:
+            kill_session(proc.pid)
+        left = session_pids(proc.pid)
+        print(stdout, stderr, sep="\n")
+        took = ended - stopped_at
+        print(f"FIGURE: {args.at}: --timeout {STOP_TIMEOUT_S} s; every rank out {took:.1f} s after the "
+              f"{'SIGSTOP' if args.at == 'sweep' else 'launch'}")
+        assert proc.returncode == 3, f"exit code {proc.returncode}, expected 3 (timeout)"
+        assert not left, f"processes left after the job ended: {left}"
+        # In set-up the clock runs from the launch, which adds MPI's start-up (~1 s here).
+        assert took <= STOP_TIMEOUT_S + 10, f"ranks took {took:.1f} s to go, more than --timeout + 10 s"
+        lines = [line for line in stderr.splitlines() if "error: timeout:" in line]
+        assert lines, "no timeout message"
+        who = f"rank 3 ({host})"
+        assert all(who in line for line in lines), f"a timeout message does not name {who}: {lines}"
+        if args.at == "setup":
+            assert all("set-up" in line for line in lines), f"the message does not say set-up: {lines}"
+            assert not out.exists(), "a run that hung in set-up wrote a result file"
+            print(f"PASS: stopped in set-up; exit 3 after {took:.1f} s; {lines[0]}")
+            return
+        doc = env.validate(out)
+        timed_out = [r for r in doc["results"] if r["status"] == "timed_out"]
+        assert len(timed_out) == 1, f"{len(timed_out)} timed-out results, expected 1"
+        ok = doc["results"][:-1]
+        assert ok and all(r["status"] == "ok" for r in ok), "the completed sizes before the hang must be ok"
+        case = timed_out[0]
+        assert doc["results"][-1] is case or doc["results"][-1] == case, "the timed-out case must come last"
+        assert who in case["reason"], f"the reason {case['reason']!r} does not name {who}"
+        size = f"{case['size_bytes']} B" if case["size_bytes"] else None
+        assert any("all_reduce" in line and (size is None or size in line) for line in lines), \
+            f"no message names all_reduce at {size}: {lines}"
+        assert doc["run"]["ended_utc"], "a timed-out run has ended"
+        print(f"PASS: stopped after {len(ok)} completed cases; exit 3 {took:.1f} s after SIGSTOP; "
+              f"JSON: {case['size_bytes']} B timed_out, reason: {case['reason']}")
 
 
 def stdout_json(env, args):
@@ -284,13 +358,15 @@ def main():
     b.add_argument("--case", required=True, choices=sorted(BAD_INPUT))
     k = sub.add_parser("sigkill")
     k.add_argument("--victim", choices=["job", "writer"], required=True)
+    st = sub.add_parser("sigstop")
+    st.add_argument("--at", choices=["setup", "sweep"], required=True)
     sub.add_parser("stdout-json")
     sp = sub.add_parser("split")
     sp.add_argument("--split", required=True, choices=sorted(SPLITS))
     sub.add_parser("gpu-nccl")
     args = parser.parse_args()
     env = Env(args)
-    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "stdout-json": stdout_json, "split": split,
+    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "stdout-json": stdout_json, "split": split,
                "gpu-nccl": gpu_nccl}[args.what]
     return handler(env, args) or 0
 

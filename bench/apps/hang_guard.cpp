@@ -1,0 +1,146 @@
+#include "hang_guard.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+
+#include "ccbench/environment.hpp"
+#include "ccbench/errors.hpp"
+
+namespace ccbench {
+namespace {
+
+// A stopped or dead rank never answers; a live one answers within milliseconds even on a
+// loaded machine. Both waits keep the whole exit within --timeout + 10 s.
+constexpr double kRollCallWait_s = 2.0;
+constexpr double kNoticeWait_s = 2.0;
+
+// What the others wait in, when not in the reporter's op.
+std::string elsewhere(const Hang& h, const RollCall& roll) {
+  std::map<std::string, std::vector<int>> by_activity;
+  for (const auto& a : h.answered) {
+    if (a.activity != h.activity && std::find(h.silent.begin(), h.silent.end(), a.rank) == h.silent.end()) {
+      by_activity[a.activity].push_back(a.rank);
+    }
+  }
+  std::string text;
+  for (const auto& [activity, ranks] : by_activity) {
+    text += fmt::format("; {} in {}", roll.describe(ranks), activity);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string to_text(const Hang& hang) {
+  nlohmann::json answered = nlohmann::json::array();
+  for (const auto& a : hang.answered) {
+    answered.push_back({{"rank", a.rank}, {"activity", a.activity}, {"resumed_s_ago", a.resumed_s_ago}});
+  }
+  return nlohmann::json{{"reporter", hang.reporter}, {"activity", hang.activity}, {"waited_s", hang.waited_s},
+                        {"silent", hang.silent},     {"resumed", hang.resumed},   {"answered", answered}}
+      .dump();
+}
+
+Hang hang_from_text(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  Hang h;
+  h.reporter = j.at("reporter").get<int>();
+  h.activity = j.at("activity").get<std::string>();
+  h.waited_s = j.at("waited_s").get<double>();
+  h.silent = j.at("silent").get<std::vector<int>>();
+  h.resumed = j.at("resumed").get<std::vector<int>>();
+  for (const auto& a : j.at("answered")) {
+    h.answered.push_back(
+        {a.at("rank").get<int>(), a.at("activity").get<std::string>(), a.at("resumed_s_ago").get<double>()});
+  }
+  return h;
+}
+
+std::string HangGuard::absent(const Hang& h) const {
+  if (h.silent.empty()) {
+    return "every rank answered the roll call, so none is missing: a deadlock or a hang inside the library";
+  }
+  std::vector<int> quiet;
+  std::set_difference(h.silent.begin(), h.silent.end(), h.resumed.begin(), h.resumed.end(), std::back_inserter(quiet));
+  std::string text;
+  if (!quiet.empty()) {
+    text = fmt::format("did not answer the roll call within {:g} s: {}", kRollCallWait_s, m_roll.describe(quiet));
+  }
+  if (!h.resumed.empty()) {
+    text += fmt::format("{}{} had been stopped (SIGSTOP or a debugger) until the job was being ended",
+                        text.empty() ? "" : "; ", m_roll.describe(h.resumed));
+  }
+  return text;
+}
+
+HangGuard::HangGuard(MpiGroup& world, std::string program, double timeout_s)
+    : m_rank(world.rank()),
+      m_program(std::move(program)),
+      m_roll(world.rank(), local_hostname()),
+      m_watchdog(timeout_s, [this](const std::string& a, double w) { expired(a, w); }) {
+  begin("set-up: exchanging roll-call addresses");
+  m_roll.set_peers(world.all_gather(m_roll.card()));
+  m_roll.on_notice([this](const std::string& payload) {
+    try {
+      record(hang_from_text(payload));
+    } catch (const std::exception& e) {  // a foreign or garbled notice: say so, never crash
+      fmt::print(stderr, "{}: warning: ignored a malformed hang notice: {}\n", m_program, e.what());
+    }
+  });
+  idle("set-up");
+}
+
+void HangGuard::begin(std::string activity) {
+  m_roll.set_activity(activity);
+  m_watchdog.begin(std::move(activity));
+}
+
+void HangGuard::idle(std::string state) {
+  m_watchdog.idle();
+  m_roll.set_activity(std::move(state));
+}
+
+void HangGuard::set_recorder(Recorder recorder) {
+  const std::lock_guard lock(m_mutex);
+  m_recorder = std::move(recorder);
+}
+
+void HangGuard::record(const Hang& hang) {
+  const std::lock_guard lock(m_mutex);
+  if (m_recorder) {
+    m_recorder(hang);
+  }
+}
+
+// On the watchdog's thread; never returns.
+void HangGuard::expired(const std::string& activity, double waited_s) {
+  Hang h;
+  h.reporter = m_rank;
+  h.activity = activity;
+  h.waited_s = waited_s;
+  if (m_roll.has_peers()) {
+    // A rank continued since the hang began was stopped through it.
+    auto outcome = m_roll.call(kRollCallWait_s, waited_s + kRollCallWait_s);
+    h.silent = std::move(outcome.silent);
+    h.resumed = std::move(outcome.resumed);
+    h.answered = std::move(outcome.answered);
+  }
+  fmt::print(stderr, "{}: error: timeout: {} made no progress for {:.1f} s on {}; {}{}; ending the job\n", m_program,
+             activity, waited_s, m_roll.describe({m_rank}),
+             m_roll.has_peers() ? absent(h) : std::string{"the ranks had not yet exchanged roll-call addresses"},
+             elsewhere(h, m_roll));
+  std::fflush(stderr);
+  // The writer records the hang before anyone's MPI_Abort can end it.
+  if (m_rank == 0) {
+    record(h);
+  } else if (m_roll.has_peers()) {
+    (void)m_roll.notify(0, to_text(h), kNoticeWait_s);
+  }
+  MpiContext::abort(kExitTimeout);
+}
+
+}  // namespace ccbench

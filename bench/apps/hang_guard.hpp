@@ -1,0 +1,65 @@
+#pragma once
+// --timeout over the whole run (DESIGN §7): communicator set-up, every op, and the gathering of
+// results. When nothing moves for that long, the rank calls the roll (RollCall) to learn which
+// ranks did not arrive, says so in one line, has the writer record the hang in the result file,
+// and ends the job with exit code 3.
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ccbench/mpi/mpi_group.hpp"
+#include "ccbench/roll_call.hpp"
+#include "ccbench/watchdog.hpp"
+
+namespace ccbench {
+
+/// What a rank that gave up knows.
+struct Hang {
+  int reporter = -1;
+  std::string activity;  // what the reporter waited in
+  double waited_s = 0;
+  std::vector<int> silent;                 // did not arrive: RollCall::Outcome::silent
+  std::vector<int> resumed;                // of those, the ones stopped until the job ended
+  std::vector<RollCall::Answer> answered;  // and what the others were doing
+};
+
+std::string to_text(const Hang& hang);
+Hang hang_from_text(const std::string& text);  // throws on malformed input
+
+class HangGuard {
+ public:
+  using Recorder = std::function<void(const Hang&)>;
+
+  /// Collective over `world`: starts the watchdog and exchanges the roll-call addresses.
+  HangGuard(MpiGroup& world, std::string program, double timeout_s);
+  HangGuard(const HangGuard&) = delete;
+  HangGuard& operator=(const HangGuard&) = delete;
+  HangGuard(HangGuard&&) = delete;
+  HangGuard& operator=(HangGuard&&) = delete;
+  ~HangGuard() = default;
+
+  /// Watches `activity` (and answers the roll call with it) until the next begin() or idle().
+  void begin(std::string activity);
+  void idle(std::string state);
+  /// For the runner, which kicks it after every sample.
+  [[nodiscard]] Watchdog& watchdog() { return m_watchdog; }
+  /// Who did not arrive, in words: "did not answer the roll call within 2 s: rank 3 (node1)".
+  [[nodiscard]] std::string absent(const Hang& hang) const;
+  /// On world rank 0: records a hang (this rank's or one another rank reports) and returns once
+  /// it is written. Pass an empty function to stop recording.
+  void set_recorder(Recorder recorder);
+
+ private:
+  void expired(const std::string& activity, double waited_s);
+  void record(const Hang& hang);
+
+  int m_rank;
+  std::string m_program;
+  RollCall m_roll;
+  std::mutex m_mutex;  // m_recorder
+  Recorder m_recorder;
+  Watchdog m_watchdog;  // last: its thread may call expired() as soon as it exists
+};
+
+}  // namespace ccbench
