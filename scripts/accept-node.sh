@@ -1,0 +1,420 @@
+#!/usr/bin/env bash
+# Node acceptance (DESIGN.md §1): run the acceptance set on this node and give a verdict.
+#   1. topology: ccbench-topo (its warnings shown), its JSON saved as topology.json
+#   2. every collective at one large size, verified (-c 1): the size the profile gates on
+#   3. sendrecv in every pair of local GPUs (MPI backend on host memory: the pairs of --split pairs)
+#   4. copy_bench and ib_write_bw_bench, when they are built
+#   5. ccbench-report accept RESULTS... --profile P --junit OUT/accept.xml
+# Exit: 0 every check passed; 1 a check failed (or a bench ended without a result); 2 bad input
+# (one line); 3 a bench timed out. Run it on the node (inside its allocation under Slurm).
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+
+readonly prog=accept-node.sh
+readonly collectives=(allreduce allgather reducescatter broadcast reduce alltoall)
+readonly optional_benches=(copy_bench ib_write_bw_bench)
+
+usage() {
+  cat <<EOF
+usage: $prog [options]
+
+Runs the node-acceptance set and judges it with an acceptance profile (profiles/README.md):
+topology (ccbench-topo), all_reduce, all_gather, reduce_scatter, broadcast, reduce and alltoall
+at one size, sendrecv in every pair of local GPUs, copy and RDMA benches when built; then
+ccbench-report accept ... --junit OUT/accept.xml.
+
+options:
+  --profile NAME|PATH   acceptance profile: a name in profiles/ or a file (default: from the
+                        GPU model nvidia-smi reports: H100 SXM -> h100-sxm-8gpu, H800 SXM ->
+                        h800-sxm-8gpu; no GPU -> mpi-host-smoke)
+  --out DIR             where results go (default: results/accept-HOST-UTCSTAMP); must not
+                        already hold results
+  --np N                ranks for the collectives (default: the GPU count, else 2)
+  --size SIZE           bytes per collective, K/M/G binary (default: the size the profile
+                        gates all_reduce at, e.g. 16G for h100-sxm-8gpu, 512K for mpi-host-smoke)
+  --backend B           mpi or nccl (default: the backend the profile's checks select)
+  --bin DIR             bench binaries (default: \$CCBENCH_BIN, else build/bench/apps)
+  --report PATH         ccbench-report (default: next to the benches' build, else PATH)
+  --topo PATH           ccbench-topo (default: next to the benches' build, else PATH)
+  --launcher L          mpirun (default) or srun (srun --mpi=pmix -n N)
+  --mpirun-args "..."   extra arguments for the launcher (split on spaces)
+  --timeout S           passed to every bench: seconds without progress before it gives up
+  -h, --help            this text
+
+exit: 0 pass, 1 fail, 2 bad input, 3 a bench timed out
+EOF
+}
+
+die() {  # bad input: one line on stderr, exit 2
+  echo "$prog: $*" >&2
+  exit 2
+}
+
+join() {  # join SEPARATOR ITEM...: the items with SEPARATOR between them
+  local sep=$1 text=${2-} item
+  shift 2 || shift $#
+  for item; do text+=$sep$item; done
+  echo "$text"
+}
+
+# --- options -------------------------------------------------------------------------------------
+profile="" out="" np="" size="" backend="" bin_dir=${CCBENCH_BIN:-} report="" topo="" launcher=mpirun
+launcher_args="" timeout=""
+while [ $# -gt 0 ]; do
+  opt=$1 val="" has_val=0
+  case $opt in
+    --*=*) val=${opt#*=} opt=${opt%%=*} has_val=1 ;;
+  esac
+  case $opt in
+    -h | --help) usage; exit 0 ;;
+    --profile | --out | --np | --size | --backend | --bin | --report | --topo | --launcher | --mpirun-args | --timeout)
+      if [ "$has_val" = 0 ]; then
+        [ $# -ge 2 ] || die "$opt needs a value (see --help)"
+        val=$2
+        shift
+      fi ;;
+    *) die "unknown option '$opt' (see --help)" ;;
+  esac
+  shift
+  case $opt in
+    --profile) profile=$val ;;
+    --out) out=$val ;;
+    --np) np=$val ;;
+    --size) size=$val ;;
+    --backend) backend=$val ;;
+    --bin) bin_dir=$val ;;
+    --report) report=$val ;;
+    --topo) topo=$val ;;
+    --launcher) launcher=$val ;;
+    --mpirun-args) launcher_args=$val ;;
+    --timeout) timeout=$val ;;
+  esac
+done
+
+is_size() { [[ $1 =~ ^[0-9]+[KMGTkmgt]?$ && ! $1 =~ ^0+[KMGTkmgt]?$ ]]; }
+[ -z "$np" ] || [[ $np =~ ^[1-9][0-9]*$ ]] || die "--np '$np': expected a whole number of ranks, at least 2"
+[ -z "$np" ] || [ "$np" -ge 2 ] || die "--np $np: acceptance needs at least 2 ranks"
+[ -z "$size" ] || is_size "$size" || die "--size '$size': expected bytes, or a size like 512K, 1M, 16G (binary)"
+[ -z "$timeout" ] || [[ $timeout =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || die "--timeout '$timeout': expected seconds"
+case $backend in "" | mpi | nccl) ;; *) die "--backend '$backend': expected mpi or nccl" ;; esac
+case $launcher in
+  mpirun | srun) command -v "$launcher" >/dev/null || die "--launcher $launcher: '$launcher' is not on PATH" ;;
+  *) die "--launcher '$launcher': expected mpirun or srun" ;;
+esac
+read -r -a extra_args <<<"$launcher_args"
+
+# --- binaries ------------------------------------------------------------------------------------
+bin_dir=${bin_dir:-$CCBENCH_BUILD/bench/apps}
+[ -d "$bin_dir" ] || die "--bin $bin_dir: no such directory (build first: scripts/quickstart.sh, or give --bin)"
+for c in "${collectives[@]}" sendrecv; do
+  [ -x "$bin_dir/${c}_bench" ] || die "not built: ${c}_bench (not in $bin_dir; build it, or give --bin DIR)"
+done
+build_dir=$(cd "$bin_dir/../.." && pwd)
+find_tool() {  # find_tool GIVEN RELATIVE-PATH NAME: the given path, else in the build, else on PATH
+  if [ -n "$1" ]; then
+    echo "$1"
+  elif [ -x "$build_dir/$2" ]; then
+    echo "$build_dir/$2"
+  elif [ -x "$CCBENCH_BUILD/$2" ]; then
+    echo "$CCBENCH_BUILD/$2"
+  else
+    command -v "$3" || true
+  fi
+}
+report=$(find_tool "$report" report/ccbench-report ccbench-report)
+[ -n "$report" ] && [ -x "$report" ] || die "not built: ccbench-report (give --report PATH)"
+topo_given=$topo
+topo=$(find_tool "$topo" topo/discovery/ccbench-topo ccbench-topo)
+[ -z "$topo_given" ] || [ -x "$topo" ] || die "--topo $topo: not an executable"
+
+# --- GPUs and the profile ------------------------------------------------------------------------
+gpu_models=()
+if command -v nvidia-smi >/dev/null; then
+  mapfile -t gpu_models < <(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null |
+    sed 's/ *$//' | grep . || true)
+fi
+gpus=${#gpu_models[@]}
+gpu_model=""
+if [ "$gpus" -gt 0 ]; then
+  distinct=$(printf '%s\n' "${gpu_models[@]}" | sort -u)
+  gpu_model=$(head -n 1 <<<"$distinct")
+  [ "$(wc -l <<<"$distinct")" -eq 1 ] || gpu_model="mixed: $(paste -sd, <<<"$distinct")"
+fi
+
+profile_names() {
+  local names=() f
+  for f in "$CCBENCH_ROOT"/profiles/*.json; do
+    [ -e "$f" ] && names+=("$(basename "$f" .json)")
+  done
+  join ", " "${names[@]}"
+}
+if [ -z "$profile" ]; then
+  if [ "$gpus" -eq 0 ]; then
+    profile=mpi-host-smoke
+    why="no GPU visible (nvidia-smi $(command -v nvidia-smi >/dev/null && echo "lists none" || echo "not found"))"
+  else
+    why="nvidia-smi: $gpus x $gpu_model"
+    case $gpu_model in
+      mixed:*) die "GPUs of several models ($gpu_model): give --profile NAME|PATH" ;;
+      *PCIe* | *NVL*) profile="" ;;
+      *H100*) profile=h100-sxm-8gpu ;;
+      *H800*) profile=h800-sxm-8gpu ;;
+    esac
+    [ -n "$profile" ] ||
+      die "no shipped profile for '$gpu_model' (profiles: $(profile_names)): give --profile NAME|PATH"
+  fi
+else
+  why="--profile $profile"
+fi
+if [[ $profile == */* || $profile == *.json ]]; then
+  profile_path=$profile
+else
+  profile_path=$CCBENCH_ROOT/profiles/$profile.json
+  [ -f "$profile_path" ] || die "--profile $profile: no such profile (profiles: $(profile_names)) and no such file"
+fi
+[ -f "$profile_path" ] || die "--profile $profile: no such file"
+
+# What the profile checks: "id ID", "backend B" per backend its checks select, "size BENCH SIZE" per
+# busbw check. A file that is no profile at all is caught here; ccbench-report checks the rest.
+profile_facts=$(/usr/bin/env python3 - "$profile_path" 2>&1 <<'PY'
+import json, sys
+path = sys.argv[1]
+try:
+    with open(path, encoding="utf-8") as f:
+        p = json.load(f)
+except (OSError, ValueError) as e:
+    sys.exit(f"{path}: not a readable JSON profile: {e}")
+if not isinstance(p, dict) or p.get("profile") != "ccbench.accept" or not isinstance(p.get("checks"), list):
+    sys.exit(f"{path}: /profile: not a ccbench.accept profile")
+print("id", p.get("id", "?"))
+for c in p["checks"]:
+    sel = c.get("select", {}) if isinstance(c, dict) else {}
+    if isinstance(sel, dict) and isinstance(sel.get("backend"), str):
+        print("backend", sel["backend"])
+    if isinstance(c, dict) and c.get("kind") == "busbw" and isinstance(sel, dict) and "size" in c:
+        print("size", sel.get("benchmark", "?"), c["size"])
+PY
+) || die "$(tail -n 1 <<<"$profile_facts")"
+profile_id=$(awk '$1 == "id" {print $2}' <<<"$profile_facts")
+profile_backends=$(awk '$1 == "backend" {print $2}' <<<"$profile_facts" | sort -u | paste -sd' ')
+profile_size() { awk -v b="$1" '$1 == "size" && $2 == b {print $3; exit}' <<<"$profile_facts"; }
+
+if [ -z "$backend" ]; then
+  case $profile_backends in
+    mpi | nccl) backend=$profile_backends ;;
+    *) backend=$([ "$gpus" -gt 0 ] && echo nccl || echo mpi) ;;
+  esac
+fi
+if [ "$backend" = nccl ]; then
+  [ "$gpus" -gt 0 ] ||
+    die "backend nccl (profile $profile_id) needs GPUs, and nvidia-smi lists none: give --profile mpi-host-smoke"
+  np=${np:-$gpus}
+  [ "$np" -le "$gpus" ] || die "--np $np: this node has $gpus GPUs (one rank per GPU)"
+  [ "$np" -ge 2 ] || die "this node has $gpus GPU: acceptance needs at least 2 ranks"
+else
+  np=${np:-2}
+fi
+
+# Sizes: --size, else the size the profile gates that bench (or all_reduce) at, else a default.
+default_size=$(profile_size allreduce_bench)
+default_size=${default_size:-$([ "$backend" = nccl ] && echo 16G || echo 512K)}
+size_of() {  # size_of BENCH
+  local gated
+  gated=$(profile_size "$1")
+  if [ -n "$size" ] && [ "$1" != sendrecv_bench ]; then
+    [ -z "$gated" ] || [ "$gated" = "$size" ] ||
+      echo "note: profile $profile_id gates $1 at $gated; at --size $size that check fails (no result at $gated)" >&2
+    echo "$size"
+  else
+    echo "${gated:-${size:-$default_size}}"
+  fi
+}
+
+# --- output directory ----------------------------------------------------------------------------
+host=$(hostname -s 2>/dev/null || hostname)
+out=${out:-results/accept-$host-$(date -u +%Y%m%dT%H%M%SZ)}
+if [ -d "$out" ] && [ -n "$(ls -A -- "$out")" ]; then
+  die "--out $out already holds files: give a new directory"
+fi
+created_out=""
+[ -d "$out" ] || created_out=$out
+mkdir -p -- "$out/logs"
+out=$(cd "$out" && pwd)
+
+# --- running things ------------------------------------------------------------------------------
+child=""
+finished=0
+bench_rejected=0
+cleanup() {
+  if [ -n "$child" ]; then  # a bench still running (a signal arrived): end its whole process group
+    kill -TERM -- "-$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
+  if [ "$finished" = 0 ] && [ -n "$created_out" ] &&
+    { [ "$bench_rejected" = 1 ] || [ -z "$(ls -A -- "$out/logs" 2>/dev/null)" ]; }; then
+    rm -rf -- "$out"  # nothing was judged: leave nothing behind
+  elif [ "$finished" = 0 ]; then
+    echo "$prog: stopped before the verdict; what was measured is in $out" >&2
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# run_logged LOG CMD...: CMD's output shown and saved in LOG; returns CMD's exit code. The command
+# runs in its own process group, so that a signal to this script ends the whole job (cleanup).
+run_logged() {
+  local log=$1 rc=0
+  shift
+  set -m
+  (set -o pipefail; "$@" </dev/null 2>&1 | tee -- "$log") &
+  child=$!
+  set +m
+  wait "$child" || rc=$?
+  child=""
+  return "$rc"
+}
+
+launch_cmd() {  # launch_cmd NP BENCH ARGS...: sets the array cmd
+  local n=$1
+  shift
+  if [ "$launcher" = srun ]; then
+    cmd=(srun --mpi=pmix -n "$n" "${extra_args[@]}" "$@")
+  else
+    cmd=(mpirun -np "$n")
+    [ "$n" -le "$(nproc)" ] || cmd+=(--oversubscribe)
+    cmd+=("${extra_args[@]}" "$@")
+  fi
+}
+
+runs=()      # "NAME|RC|DESCRIPTION" per bench run
+results=()   # result files to judge
+timed_out=0
+broken=()    # benches that ended without a result file, or crashed
+# run_bench NAME NP ENV DESCRIPTION BENCH ARGS...: one bench through the launcher, its result in
+# OUT/NAME.json; ENV is one VAR=VALUE put in front of the launcher, or -.
+run_bench() {
+  local name=$1 n=$2 envs=$3 what=$4 bench=$5 rc=0
+  shift 5
+  local file=$out/$name.json
+  launch_cmd "$n" "$bin_dir/$bench" "$@" --out "$file" ${timeout:+--timeout "$timeout"}
+  [ "$envs" = - ] || cmd=(env "$envs" "${cmd[@]}")
+  echo
+  echo "== $what"
+  echo "\$ ${cmd[*]}"
+  run_logged "$out/logs/$name.log" "${cmd[@]}" || rc=$?
+  runs+=("$name|$rc|$what")
+  if [ "$rc" = 2 ]; then
+    bench_rejected=1
+    die "$bench rejected its arguments (exit 2, its message is above); nothing judged"
+  fi
+  [ "$rc" != 3 ] || timed_out=1
+  if [ ! -f "$file" ]; then
+    broken+=("$name (exit $rc, no result file)")
+  else
+    results+=("$file")
+    [ "$rc" -le 3 ] || broken+=("$name (exit $rc)")
+  fi
+}
+
+echo "$prog: profile $profile_id ($profile_path), chosen by $why"
+echo "$prog: backend $backend, $np ranks, launcher $launcher, results in $out"
+if [ "$backend" = nccl ] && [ "${CUDA_DEVICE_ORDER:-PCI_BUS_ID}" != PCI_BUS_ID ]; then
+  echo "$prog: note: CUDA_DEVICE_ORDER=$CUDA_DEVICE_ORDER: a failing GPU may be misnamed (PCI_BUS_ID: by bus id)"
+fi
+[ "$backend" != nccl ] || export CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER:-PCI_BUS_ID}
+
+# 1. topology
+topo_note="not built: ccbench-topo (topology not checked)"
+if [ -n "$topo" ]; then
+  echo
+  echo "== topology ($topo)"
+  if run_logged "$out/logs/topology.log" "$topo" && "$topo" --json >"$out/topology.json"; then
+    warnings=$(/usr/bin/env python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("warnings", [])))' \
+      "$out/topology.json" 2>/dev/null || echo "?")
+    topo_note="topology.json: ccbench-topo --json ($warnings warnings, shown above)"
+  else
+    topo_note="ccbench-topo failed (see logs/topology.log); topology not checked"
+    rm -f -- "$out/topology.json"
+  fi
+else
+  echo "$topo_note"
+fi
+
+# 2. collectives, each at one size
+for c in "${collectives[@]}"; do
+  s=$(size_of "${c}_bench")
+  run_bench "${c}_bench" "$np" - "${c}_bench at $s, $np ranks" "${c}_bench" --backend "$backend" -b "$s" -e "$s" -c 1
+done
+
+# 3. sendrecv in every pair: one job with --split pairs (0-1, 2-3, ...: the groups the profile counts);
+# with NCCL, then every other pair of GPUs alone (CUDA_VISIBLE_DEVICES=i,j), labelled gpuI-gpuJ.
+s=$(size_of sendrecv_bench)
+run_bench sendrecv_bench "$np" - "sendrecv_bench at $s, --split pairs of $np ranks" sendrecv_bench \
+  --backend "$backend" --split pairs -b "$s" -e "$s" -c 1
+if [ "$backend" = nccl ]; then
+  for ((i = 0; i < np; i++)); do
+    for ((j = i + 1; j < np; j++)); do
+      [ $((i % 2)) = 1 ] || [ "$j" != $((i + 1)) ] || continue  # measured by the --split pairs job
+      run_bench "sendrecv_bench-gpu$i-gpu$j" 2 "CUDA_VISIBLE_DEVICES=$i,$j" "sendrecv_bench at $s, GPUs $i and $j" \
+        sendrecv_bench --backend "$backend" --split pairs -b "$s" -e "$s" -c 1 --label "gpu$i-gpu$j"
+    done
+  done
+fi
+
+# 4. copy and RDMA benches, when built (same flags as every bench)
+not_built=()
+for b in "${optional_benches[@]}"; do
+  if [ -x "$bin_dir/$b" ]; then
+    s=$(size_of "$b")
+    run_bench "$b" "$np" - "$b at $s" "$b" -b "$s" -e "$s" -c 1
+  else
+    echo "not built: $b"
+    not_built+=("$b")
+  fi
+done
+
+# 5. the verdict
+echo
+echo "== verdict: ccbench-report accept ... --profile $profile_path --junit $out/accept.xml"
+report_rc=0
+if [ ${#results[@]} -gt 0 ]; then
+  run_logged "$out/accept.txt" "$report" accept "${results[@]}" --profile "$profile_path" \
+    --junit "$out/accept.xml" || report_rc=$?
+else
+  echo "no result files: nothing to judge" | tee "$out/accept.txt"
+  report_rc=1
+fi
+failed_checks=$(awk '$2 == "FAIL" {print $1}' "$out/accept.txt" | paste -sd, | sed 's/,/, /g')
+checks_line=$(grep -E '^[0-9]+ checks?: ' "$out/accept.txt" | tail -n 1 || true)
+
+if [ "$timed_out" = 1 ]; then
+  verdict="TIMED OUT" status=3
+elif [ "$report_rc" = 2 ]; then
+  verdict="NO VERDICT (ccbench-report rejected its input, above)" status=2
+elif [ "$report_rc" != 0 ] || [ ${#broken[@]} -gt 0 ]; then
+  verdict=FAIL status=1
+else
+  verdict=PASS status=0
+fi
+
+echo
+echo "== summary: $prog on $host, profile $profile_id, backend $backend, $np ranks"
+echo "results in $out/"
+echo "  $topo_note"
+for r in "${runs[@]}"; do
+  IFS='|' read -r name rc what <<<"$r"
+  file="$name.json"
+  [ -f "$out/$file" ] || file="(no result file)"
+  printf '  %-36s %s, exit %s\n' "$file" "$what" "$rc"
+done
+[ ! -f "$out/accept.xml" ] || echo "  accept.xml: JUnit XML (one testcase per check)"
+echo "  accept.txt: the verdict table; logs/: every command's output"
+[ ${#not_built[@]} = 0 ] || echo "not built: $(join ", " "${not_built[@]}")"
+[ ${#broken[@]} = 0 ] || echo "benches that crashed or wrote no result: $(join "; " "${broken[@]}")"
+[ -z "$failed_checks" ] || echo "failed checks: $failed_checks"
+[ "$timed_out" = 0 ] || echo "a bench timed out (exit 3): see its table above and its JSON"
+echo "verdict: $verdict${checks_line:+ ($checks_line)}, exit $status"
+finished=1
+exit "$status"

@@ -1,0 +1,344 @@
+#!/usr/bin/env bash
+# Regression (DESIGN.md §1): run a suite of benches, store the results under a label, and compare
+# them bench by bench with a stored baseline label through ccbench-report compare.
+#   regression.sh --suite smoke --label before-upgrade
+#   regression.sh --suite smoke --label after-upgrade --baseline before-upgrade
+# Exit: 0 no SLOWER or FAILED row (or nothing to compare: stored only); 1 a SLOWER or FAILED row, or
+# a bench that failed; 2 bad input (one line); 3 a bench timed out.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+
+readonly prog=regression.sh
+readonly suites_dir=$CCBENCH_ROOT/scripts/suites
+
+usage() {
+  cat <<EOF
+usage: $prog --suite NAME --label LABEL [--baseline LABEL] [options]
+
+Runs the benches of a suite (scripts/suites/NAME.suite: one bench command line per line), stores
+their results in STORE/LABEL/, and with --baseline compares each bench's result with the one in
+STORE/BASELINE/ (ccbench-report compare --label-a BASELINE --label-b LABEL), printing the verdict
+tables: SLOWER / FASTER / SAME / UNSURE / FAILED per size and placement.
+
+options:
+  --suite NAME|PATH     a suite in scripts/suites/ ($(suite_names)), or a file
+  --label LABEL         name of this run (letters, digits, . _ -); STORE/LABEL must not exist
+  --baseline LABEL      a stored label to compare with (without it: only store)
+  --store DIR           where labels are stored (default: results/regression)
+  --threshold PCT       a change smaller than this is SAME (default 5, ccbench-report's default)
+  --np N                ranks per bench (default: the GPU count, else 2)
+  --bin DIR             bench binaries (default: \$CCBENCH_BIN, else build/bench/apps)
+  --report PATH         ccbench-report (default: next to the benches' build, else PATH)
+  --launcher L          mpirun (default) or srun (srun --mpi=pmix -n N)
+  --mpirun-args "..."   extra arguments for the launcher (split on spaces)
+  --timeout S           passed to every bench: seconds without progress before it gives up
+  -h, --help            this text
+
+exit: 0 no regression, 1 SLOWER or FAILED rows, 2 bad input, 3 a bench timed out
+EOF
+}
+
+die() {  # bad input: one line on stderr, exit 2
+  echo "$prog: $*" >&2
+  exit 2
+}
+
+join() {  # join SEPARATOR ITEM...: the items with SEPARATOR between them
+  local sep=$1 text=${2-} item
+  shift 2 || shift $#
+  for item; do text+=$sep$item; done
+  echo "$text"
+}
+
+suite_names() {
+  local names=()
+  local f
+  for f in "$suites_dir"/*.suite; do
+    [ -e "$f" ] && names+=("$(basename "$f" .suite)")
+  done
+  [ ${#names[@]} -gt 0 ] || names=(none)
+  join ", " "${names[@]}"
+}
+
+labels_in() {  # labels_in STORE: "a, b" or "none"
+  local names=()
+  local d
+  for d in "$1"/*/; do
+    [ -d "$d" ] && names+=("$(basename "$d")")
+  done
+  [ ${#names[@]} -gt 0 ] || names=(none)
+  join ", " "${names[@]}"
+}
+
+# --- options -------------------------------------------------------------------------------------
+suite="" label="" baseline="" store=results/regression threshold=5 np="" bin_dir=${CCBENCH_BIN:-} report=""
+launcher=mpirun launcher_args="" timeout=""
+while [ $# -gt 0 ]; do
+  opt=$1 val="" has_val=0
+  case $opt in
+    --*=*) val=${opt#*=} opt=${opt%%=*} has_val=1 ;;
+  esac
+  case $opt in
+    -h | --help) usage; exit 0 ;;
+    --suite | --label | --baseline | --store | --threshold | --np | --bin | --report | --launcher | \
+      --mpirun-args | --timeout)
+      if [ "$has_val" = 0 ]; then
+        [ $# -ge 2 ] || die "$opt needs a value (see --help)"
+        val=$2
+        shift
+      fi ;;
+    *) die "unknown option '$opt' (see --help)" ;;
+  esac
+  shift
+  case $opt in
+    --suite) suite=$val ;;
+    --label) label=$val ;;
+    --baseline) baseline=$val ;;
+    --store) store=$val ;;
+    --threshold) threshold=$val ;;
+    --np) np=$val ;;
+    --bin) bin_dir=$val ;;
+    --report) report=$val ;;
+    --launcher) launcher=$val ;;
+    --mpirun-args) launcher_args=$val ;;
+    --timeout) timeout=$val ;;
+  esac
+done
+
+label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
+[ -n "$suite" ] || die "--suite is required (suites: $(suite_names))"
+[ -n "$label" ] || die "--label is required: a name for this run, like before-upgrade"
+label_ok "$label" || die "--label '$label': use letters, digits, '.', '_' and '-' (not first)"
+[ -z "$baseline" ] || label_ok "$baseline" || die "--baseline '$baseline': not a label (letters, digits, . _ -)"
+[ "$baseline" != "$label" ] || die "--baseline $baseline is the label of this run: give another label"
+[[ $threshold =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)%?$ ]] && awk -v t="${threshold%\%}" 'BEGIN {exit !(t > 0 && t < 100)}' ||
+  die "--threshold '$threshold': expected a percentage between 0 and 100, like 5"
+[ -z "$np" ] || [[ $np =~ ^[1-9][0-9]*$ ]] || die "--np '$np': expected a whole number of ranks, at least 1"
+[ -z "$timeout" ] || [[ $timeout =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || die "--timeout '$timeout': expected seconds"
+case $launcher in
+  mpirun | srun) command -v "$launcher" >/dev/null || die "--launcher $launcher: '$launcher' is not on PATH" ;;
+  *) die "--launcher '$launcher': expected mpirun or srun" ;;
+esac
+read -r -a extra_args <<<"$launcher_args"
+
+# --- the suite -----------------------------------------------------------------------------------
+if [[ $suite == */* || $suite == *.suite ]]; then
+  suite_file=$suite
+  [ -f "$suite_file" ] || die "--suite $suite: no such file"
+else
+  suite_file=$suites_dir/$suite.suite
+  [ -f "$suite_file" ] || die "--suite $suite: no such suite (suites: $(suite_names))"
+fi
+suite_name=$(basename "$suite_file" .suite)
+
+bin_dir=${bin_dir:-$CCBENCH_BUILD/bench/apps}
+[ -d "$bin_dir" ] || die "--bin $bin_dir: no such directory (build first: scripts/quickstart.sh, or give --bin)"
+
+# One entry per line of the suite: "NAME|BENCH ARGS...". NAME is the bench, -2, -3, ... when a bench
+# comes again, so that a label's files match the baseline's line by line.
+entries=()
+declare -A seen=()
+lineno=0
+while IFS= read -r line || [ -n "$line" ]; do
+  lineno=$((lineno + 1))
+  line=${line%%#*}
+  read -r -a words <<<"$line"
+  [ ${#words[@]} -gt 0 ] || continue
+  bench=${words[0]}
+  where="suite $suite_file line $lineno"
+  [[ $bench =~ ^[A-Za-z0-9_]+_bench$ ]] || die "$where: '$bench' is not a bench (expected NAME_bench ARGS...)"
+  [ -x "$bin_dir/$bench" ] || die "not built: $bench ($where; not in $bin_dir; build it, or give --bin DIR)"
+  for w in "${words[@]:1}"; do
+    case $w in
+      --out | --out=* | --label | --label=*) die "$where: ${w%%=*} is set by $prog (it names the result)" ;;
+    esac
+  done
+  seen[$bench]=$((${seen[$bench]:-0} + 1))
+  name=$bench
+  [ "${seen[$bench]}" = 1 ] || name=$bench-${seen[$bench]}
+  entries+=("$name|${words[*]}")
+done <"$suite_file"
+[ ${#entries[@]} -gt 0 ] || die "$suite_file: no bench lines (one 'NAME_bench ARGS...' per line)"
+
+find_tool() {  # find_tool GIVEN RELATIVE-PATH NAME: the given path, else in the build, else on PATH
+  local build_dir
+  build_dir=$(cd "$bin_dir/../.." && pwd)
+  if [ -n "$1" ]; then
+    echo "$1"
+  elif [ -x "$build_dir/$2" ]; then
+    echo "$build_dir/$2"
+  elif [ -x "$CCBENCH_BUILD/$2" ]; then
+    echo "$CCBENCH_BUILD/$2"
+  else
+    command -v "$3" || true
+  fi
+}
+report=$(find_tool "$report" report/ccbench-report ccbench-report)
+if [ -n "$baseline" ] && { [ -z "$report" ] || [ ! -x "$report" ]; }; then
+  die "not built: ccbench-report (give --report PATH)"
+fi
+
+# --- the store -----------------------------------------------------------------------------------
+if [ -n "$baseline" ] && [ ! -d "$store/$baseline" ]; then
+  die "--baseline $baseline: no such label in $store (labels: $(labels_in "$store"))"
+fi
+[ ! -e "$store/$label" ] ||
+  die "--label $label: already stored in $store/$label (labels: $(labels_in "$store")): give a new label, or remove it"
+
+if [ -z "$np" ]; then
+  gpus=0
+  if command -v nvidia-smi >/dev/null; then
+    gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -c . || true)
+  fi
+  np=$([ "$gpus" -gt 0 ] && echo "$gpus" || echo 2)
+fi
+
+mkdir -p -- "$store"
+store=$(cd "$store" && pwd)
+# The run is written into a hidden directory and renamed to STORE/LABEL once every bench has run, so
+# an interrupted or rejected run never leaves a label that looks complete.
+partial=$(mktemp -d "$store/.$label.partial.XXXXXX")
+mkdir "$partial/logs"
+child=""
+cleanup() {
+  if [ -n "$child" ]; then  # a bench still running (a signal arrived): end its whole process group
+    kill -TERM -- "-$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
+  [ -z "$partial" ] || rm -rf -- "$partial"
+  [ -z "$signalled" ] || echo "$prog: stopped by SIG$signalled; nothing stored as $label" >&2
+}
+signalled=""
+trap cleanup EXIT
+trap 'signalled=INT; exit 130' INT
+trap 'signalled=TERM; exit 143' TERM
+trap 'signalled=HUP; exit 129' HUP
+
+# run_logged LOG CMD...: CMD's output shown and saved in LOG; returns CMD's exit code. The command
+# runs in its own process group, so that a signal to this script ends the whole job (cleanup).
+run_logged() {
+  local log=$1 rc=0
+  shift
+  set -m
+  (set -o pipefail; "$@" </dev/null 2>&1 | tee -- "$log") &
+  child=$!
+  set +m
+  wait "$child" || rc=$?
+  child=""
+  return "$rc"
+}
+
+launch_cmd() {  # launch_cmd BENCH ARGS...: sets the array cmd
+  if [ "$launcher" = srun ]; then
+    cmd=(srun --mpi=pmix -n "$np" "${extra_args[@]}" "$@")
+  else
+    cmd=(mpirun -np "$np")
+    [ "$np" -le "$(nproc)" ] || cmd+=(--oversubscribe)
+    cmd+=("${extra_args[@]}" "$@")
+  fi
+}
+
+# --- run the suite -------------------------------------------------------------------------------
+echo "$prog: suite $suite_name ($suite_file, ${#entries[@]} benches), label $label, $np ranks, launcher $launcher"
+echo "$prog: results in $store/$label${baseline:+, compared with $store/$baseline}"
+cp -- "$suite_file" "$partial/suite.txt"
+timed_out=() failed=()
+for e in "${entries[@]}"; do
+  name=${e%%|*}
+  read -r -a words <<<"${e#*|}"
+  launch_cmd "$bin_dir/${words[0]}" "${words[@]:1}" --label "$label" --out "$partial/$name.json" \
+    ${timeout:+--timeout "$timeout"}
+  echo
+  echo "== $name: ${words[*]}"
+  echo "\$ ${cmd[*]}"
+  rc=0
+  run_logged "$partial/logs/$name.log" "${cmd[@]}" || rc=$?
+  printf '%s\t%s\t%s\n' "$name" "$rc" "${words[*]}" >>"$partial/commands.tsv"
+  case $rc in
+    0) ;;
+    2) die "$name rejected its arguments (exit 2, its message is above; $suite_file): nothing stored" ;;
+    3) timed_out+=("$name") ;;
+    *) failed+=("$name (exit $rc)") ;;
+  esac
+done
+mv -T -- "$partial" "$store/$label" || die "--label $label: $store/$label appeared while the suite ran; nothing stored"
+partial=""
+echo
+echo "stored: ${#entries[@]} results of suite $suite_name as label $label in $store/$label"
+
+# --- compare with the baseline -------------------------------------------------------------------
+status=0
+[ ${#failed[@]} = 0 ] || status=1
+if [ -z "$baseline" ]; then
+  [ ${#failed[@]} = 0 ] || echo "benches that failed: $(join ", " "${failed[@]}")"
+  [ ${#timed_out[@]} = 0 ] || { echo "benches that timed out: $(join ", " "${timed_out[@]}")"; status=3; }
+  echo "no --baseline: nothing compared (labels in $store: $(labels_in "$store")); exit $status"
+  exit "$status"
+fi
+
+base_dir=$store/$baseline
+cand_dir=$store/$label
+summary=()
+missing=()
+total_slower=0 total_failed=0 compare_error=0 compared=0
+for e in "${entries[@]}"; do
+  name=${e%%|*}
+  if [ ! -f "$base_dir/$name.json" ]; then
+    missing+=("$name")
+    summary+=("$(printf '%-24s MISSING in %s: not compared (the baseline did not run it)' "$name" "$baseline")")
+    continue
+  fi
+  if [ ! -f "$cand_dir/$name.json" ]; then
+    total_failed=$((total_failed + 1))
+    summary+=("$(printf '%-24s FAILED: no result in %s (see %s)' "$name" "$label" "$cand_dir/logs/$name.log")")
+    continue
+  fi
+  base_cmd=$(awk -F'\t' -v n="$name" '$1 == n {print $3}' "$base_dir/commands.tsv" 2>/dev/null || true)
+  cand_cmd=$(awk -F'\t' -v n="$name" '$1 == n {print $3}' "$cand_dir/commands.tsv")
+  echo
+  echo "== $name: $baseline -> $label"
+  [ -z "$base_cmd" ] || [ "$base_cmd" = "$cand_cmd" ] ||
+    echo "note: $baseline ran '$base_cmd', $label ran '$cand_cmd': only rows of both are compared"
+  rc=0
+  run_logged "$cand_dir/logs/compare-$name.txt" "$report" compare "$base_dir/$name.json" "$cand_dir/$name.json" \
+    --label-a "$baseline" --label-b "$label" --threshold "${threshold%\%}" || rc=$?
+  counts=$(grep -E '^# [0-9]+ rows compared: ' "$cand_dir/logs/compare-$name.txt" | tail -n 1 | sed 's/^# //' || true)
+  case $rc in
+    0 | 1)
+      compared=$((compared + 1))
+      slower=$(sed -nE 's/.* ([0-9]+) SLOWER.*/\1/p' <<<"$counts")
+      nfailed=$(sed -nE 's/.* ([0-9]+) FAILED.*/\1/p' <<<"$counts")
+      total_slower=$((total_slower + ${slower:-0}))
+      total_failed=$((total_failed + ${nfailed:-0}))
+      summary+=("$(printf '%-24s %s' "$name" "${counts:-exit $rc}")") ;;
+    *)
+      compare_error=1
+      summary+=("$(printf '%-24s ERROR: ccbench-report compare exit %s (above)' "$name" "$rc")") ;;
+  esac
+done
+extra=$(comm -13 <(for e in "${entries[@]}"; do echo "${e%%|*}.json"; done | sort) \
+  <(cd "$base_dir" && ls -- *.json 2>/dev/null | sort) | sed 's/\.json$//' | paste -sd' ' || true)
+
+echo
+echo "== regression: $label against $baseline, suite $suite_name, threshold ${threshold%\%}%"
+printf '  %s\n' "${summary[@]}"
+[ -z "$extra" ] || echo "  only in $baseline (not in suite $suite_name now): $extra"
+[ ${#missing[@]} = 0 ] ||
+  echo "baseline $baseline lacks ${#missing[@]} bench(es) of the suite: $(join ", " "${missing[@]}")"
+[ ${#failed[@]} = 0 ] || echo "benches that failed: $(join ", " "${failed[@]}")"
+[ ${#timed_out[@]} = 0 ] || echo "benches that timed out: $(join ", " "${timed_out[@]}")"
+if [ ${#timed_out[@]} -gt 0 ]; then
+  verdict="TIMED OUT" status=3
+elif [ "$compared" = 0 ] && [ ${#missing[@]} -gt 0 ]; then
+  verdict="NO VERDICT (baseline $baseline holds none of the benches of suite $suite_name)" status=2
+elif [ "$compare_error" = 1 ]; then
+  verdict="NO VERDICT (ccbench-report compare rejected its input, above)" status=2
+elif [ $((total_slower + total_failed)) -gt 0 ] || [ ${#failed[@]} -gt 0 ]; then
+  verdict="REGRESSION ($total_slower SLOWER, $total_failed FAILED rows)" status=1
+elif [ ${#missing[@]} -gt 0 ]; then
+  verdict="no regression in the $compared benches compared; ${#missing[@]} not compared (missing in $baseline)" status=0
+else
+  verdict="no regression (0 SLOWER, 0 FAILED rows in $compared benches)" status=0
+fi
+echo "verdict: $verdict; exit $status"
+exit "$status"

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""mpi-tier tests of the workflow scripts: scripts/accept-node.sh and scripts/regression.sh, run for real
+through mpirun on host memory.
+
+  workflows_test.py --bin-dir DIR --report BIN [--topo BIN] --schema S --mpirun M accept-pass
+  workflows_test.py ... accept-fail        a profile made impossible: exit 1, the failing check named
+  workflows_test.py ... accept-bad-input   unknown profile, bad --np: exit 2, one line, nothing left
+  workflows_test.py ... regression         store, unknown baseline, a really slower candidate, a
+                                           baseline missing a bench
+
+Each test works in a fresh temporary directory. Failures raise AssertionError (exit 1); exit 77 means
+skipped (what the test needs is missing here, and it says what).
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+ACCEPT = ROOT / "scripts" / "accept-node.sh"
+REGRESSION = ROOT / "scripts" / "regression.sh"
+PROFILE = ROOT / "profiles" / "mpi-host-smoke.json"
+sys.path.insert(0, str(HERE.parent / "tools"))
+import validate_result  # noqa: E402
+
+SKIP = 77
+BENCHES = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"]
+
+
+class Env:
+    def __init__(self, args):
+        self.args = args
+        mpirun_dir = str(pathlib.Path(args.mpirun).resolve().parent)
+        self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                        OMPI_MCA_btl="self,vader", OMPI_MCA_mpi_yield_when_idle="1",
+                        PATH=mpirun_dir + os.pathsep + os.environ.get("PATH", ""))
+        self.env.pop("CCBENCH_BIN", None)
+
+    def tools(self):
+        """The options that point the scripts at the binaries under test."""
+        out = ["--bin", self.args.bin_dir, "--report", self.args.report]
+        return out
+
+    def run(self, cmd, cwd, env=None, timeout=240):
+        """Runs a script in its own session; on timeout, SIGTERM (the script then ends the bench it
+        runs), and in any case nothing of the session outlives the call."""
+        cmd = [str(c) for c in cmd]
+        print("$", " ".join(cmd), flush=True)
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env or self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                stdout, stderr = proc.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                kill_session(proc.pid)
+                stdout, stderr = proc.communicate()
+            print(stdout, stderr, sep="\n")
+            raise AssertionError(f"{cmd[0]} did not finish in {timeout} s")
+        finally:
+            kill_session(proc.pid)
+        done = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+        seconds = time.monotonic() - start
+        print(done.stdout, end="")
+        print(done.stderr, end="", file=sys.stderr)
+        print(f"-> exit {done.returncode} in {seconds:.1f} s", flush=True)
+        return done, seconds
+
+
+def kill_session(sid):
+    """SIGKILL every process left in session `sid` (a bench the script could not end)."""
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()  # state ppid pgrp session ...
+            if int(fields[3]) == sid and fields[0] != "Z":
+                os.kill(int(proc.name), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            pass
+
+
+def accept_cmd(env, out, *extra):
+    cmd = [ACCEPT, "--np", "2", "--out", out, "--timeout", "120", *env.tools(), *extra]
+    if env.args.topo:
+        cmd += ["--topo", env.args.topo]
+    return cmd
+
+
+def summary_of(stdout):
+    """The lines from '== summary' on."""
+    lines = stdout.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("== summary")]
+    assert starts, "no '== summary' section in the output"
+    return lines[starts[-1]:]
+
+
+def junit_cases(path):
+    """{check id: failure message or None}, after checking the counts add up."""
+    from junitparser import JUnitXml
+    suites = list(JUnitXml.fromfile(str(path)))
+    assert len(suites) == 1, f"{path}: {len(suites)} testsuites"
+    suite = suites[0]
+    cases = {}
+    for case in suite:
+        failures = [r for r in case.result if type(r).__name__ == "Failure"]
+        cases[case.name] = failures[0].message if failures else None
+    assert suite.tests == len(cases), f"{path}: tests={suite.tests}, {len(cases)} testcases"
+    assert suite.failures == sum(1 for m in cases.values() if m is not None), f"{path}: failures={suite.failures}"
+    return cases
+
+
+def need_junitparser():
+    try:
+        import junitparser  # noqa: F401
+    except ImportError:
+        print("SKIPPED: junitparser is not installed (apt-get install python3-junitparser)")
+        return False
+    return True
+
+
+def accept_pass(env, args):
+    if not need_junitparser():
+        return SKIP
+    validator = validate_result.validator(args.schema)
+    with tempfile.TemporaryDirectory(prefix="ccbench-accept-") as tmp:
+        out = pathlib.Path(tmp) / "acc"
+        done, seconds = env.run(accept_cmd(env, out, "--profile", "mpi-host-smoke"), tmp)
+        assert done.returncode == 0, f"exit {done.returncode}, expected 0"
+        assert "profile mpi-host-smoke" in done.stdout and "chosen by --profile mpi-host-smoke" in done.stdout
+        for b in BENCHES:
+            assert f"== {b}_bench at 512K" in done.stdout, f"{b}_bench did not run at 512K"
+        assert done.stdout.count("#wrong") >= len(BENCHES), "not every bench's table was shown"
+        assert "not built: copy_bench" in done.stdout and "not built: ib_write_bw_bench" in done.stdout
+        summary = summary_of(done.stdout)
+        text = "\n".join(summary)
+        files = [f"{b}_bench.json" for b in BENCHES] + ["accept.xml"] + (["topology.json"] if args.topo else [])
+        for name in files:
+            assert name in text, f"the summary does not list {name}"
+            assert (out / name).is_file(), f"{name} listed but not written"
+        assert summary[-1].startswith("verdict: PASS (4 checks: 4 passed, 0 failed)") and summary[-1].endswith(
+            "exit 0"), summary[-1]
+        for b in BENCHES:
+            doc = json.loads((out / f"{b}_bench.json").read_text())
+            found = list(validate_result.problems(validator, doc))
+            assert not found, f"{b}_bench.json does not validate: {found[0]}"
+            sizes = {r["size_bytes"] for r in doc["results"]}
+            assert sizes == {512 * 1024}, f"{b}_bench sizes {sizes}"
+        cases = junit_cases(out / "accept.xml")
+        checks = [c["id"] for c in json.loads(PROFILE.read_text())["checks"]]
+        assert sorted(cases) == sorted(checks), sorted(cases)
+        assert all(m is None for m in cases.values()), cases
+        print(f"PASS: accept-node.sh exit 0 in {seconds:.1f} s; JUnit: {len(cases)} testcases, 0 failures; "
+              f"summary lists {len(files)} files")
+
+
+def accept_fail(env, args):
+    if not need_junitparser():
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="ccbench-accept-") as tmp:
+        profile = json.loads(PROFILE.read_text())
+        profile["id"] = "impossible-busbw"
+        busbw = [c for c in profile["checks"] if c["kind"] == "busbw"]
+        assert busbw, "mpi-host-smoke has no busbw check"
+        for c in busbw:
+            c["min_GBps"] = 1e6  # 10^6 GB/s: no host memory reaches it
+        path = pathlib.Path(tmp) / "impossible.json"
+        path.write_text(json.dumps(profile))
+        out = pathlib.Path(tmp) / "acc"
+        done, seconds = env.run(accept_cmd(env, out, "--profile", path), tmp)
+        assert done.returncode == 1, f"exit {done.returncode}, expected 1"
+        ids = [c["id"] for c in busbw]
+        for check in ids:
+            line = next((l for l in done.stdout.splitlines() if l.split()[:2] == [check, "FAIL"]), None)
+            assert line, f"no FAIL line for {check}"
+            assert "< 1000000 GB/s" in line and "group world (ranks 0,1 on" in line, line
+        summary = summary_of(done.stdout)
+        assert f"failed checks: {', '.join(ids)}" in summary, summary
+        assert summary[-1].startswith(f"verdict: FAIL (4 checks: {4 - len(ids)} passed, {len(ids)} failed)"), summary
+        cases = junit_cases(out / "accept.xml")
+        assert {k for k, m in cases.items() if m is not None} == set(ids), cases
+        print(f"PASS: accept-node.sh exit 1 in {seconds:.1f} s; failing check named: {', '.join(ids)}; "
+              f"JUnit: {len(ids)} failure(s) of {len(cases)}")
+
+
+def accept_bad_input(env, args):
+    cases = [
+        (["--profile", "nosuch"], ["--profile nosuch: no such profile", "mpi-host-smoke"]),
+        (["--profile", "mpi-host-smoke", "--np", "0"], ["--np '0'"]),
+        (["--profile", "mpi-host-smoke", "--np", "two"], ["--np 'two'"]),
+        (["--profile", "mpi-host-smoke", "--size", "12Q"], ["--size '12Q'"]),
+        (["--profile", "mpi-host-smoke", "--launcher", "ssh"], ["--launcher 'ssh'"]),
+        (["--profile", str(ROOT / "README.md")], ["not a readable JSON profile"]),
+    ]
+    smi = shutil.which("nvidia-smi")
+    if not smi or "GPU 0" not in subprocess.run([smi, "-L"], capture_output=True, text=True).stdout:
+        cases.append((["--profile", "h100-sxm-8gpu"], ["needs GPUs"]))
+    with tempfile.TemporaryDirectory(prefix="ccbench-accept-") as tmp:
+        out = pathlib.Path(tmp) / "acc"
+        for flags, says in cases:
+            done, _ = env.run([ACCEPT, "--out", out, *env.tools(), *flags], tmp, timeout=60)
+            lines = done.stderr.splitlines()
+            assert done.returncode == 2, f"{flags}: exit {done.returncode}, expected 2"
+            assert len(lines) == 1 and lines[0].startswith("accept-node.sh: "), f"{flags}: stderr {lines}"
+            for what in says:
+                assert what in lines[0], f"{flags}: '{what}' not in {lines[0]!r}"
+            assert done.stdout == "", f"{flags}: nothing on stdout expected"
+            left = list(pathlib.Path(tmp).iterdir())
+            assert not left, f"{flags}: bad input left {left}"
+        print(f"PASS: {len(cases)} bad inputs: exit 2, one line each, nothing written")
+
+
+def verdict_counts(stdout):
+    """Totals of the per-bench compare summaries in regression.sh's final section."""
+    totals = dict.fromkeys(["SAME", "FASTER", "SLOWER", "UNSURE", "FAILED"], 0)
+    section = stdout.split("== regression:")[-1]
+    for line in section.splitlines():
+        for verdict in totals:
+            m = re.search(rf"(\d+) {verdict}\b", line)
+            if m and "rows compared" in line:
+                totals[verdict] += int(m.group(1))
+    return totals
+
+
+def regression(env, args):
+    taskset = shutil.which("taskset")
+    if not taskset or (os.cpu_count() or 1) < 2:
+        print("SKIPPED: needs taskset and at least 2 CPUs to make a really slower candidate")
+        return SKIP
+    # Busy-polling ranks (no yield): two of them on one core take turns by the scheduler's time slice.
+    busy = dict(env.env, OMPI_MCA_mpi_yield_when_idle="0")
+    with tempfile.TemporaryDirectory(prefix="ccbench-regression-") as tmp:
+        store = pathlib.Path(tmp) / "store"
+        # --bind-to none: Open MPI's default binding (one core per rank) would undo taskset.
+        common = ["--suite", "smoke", "--store", store, "--np", "2", "--timeout", "120",
+                  "--mpirun-args", "--bind-to none", *env.tools()]
+
+        # 1. No baseline: store only.
+        done, t_base = env.run([REGRESSION, "--label", "base", *common], tmp, env=busy)
+        assert done.returncode == 0, f"exit {done.returncode}, expected 0"
+        assert "stored: 7 results of suite smoke as label base" in done.stdout
+        assert "no --baseline: nothing compared" in done.stdout
+        stored = sorted(p.name for p in (store / "base").glob("*.json"))
+        assert stored == sorted(f"{b}_bench.json" for b in BENCHES), stored
+
+        # 2. A baseline that does not exist: exit 2, one line naming the labels there are; nothing run.
+        done, _ = env.run([REGRESSION, "--label", "cand", "--baseline", "nosuch", *common], tmp, env=busy, timeout=60)
+        assert done.returncode == 2, f"exit {done.returncode}, expected 2"
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and "--baseline nosuch: no such label in" in lines[0], lines
+        assert "(labels: base)" in lines[0], lines[0]
+        assert sorted(p.name for p in store.iterdir()) == ["base"], list(store.iterdir())
+
+        # 3. The candidate with both ranks on one core: really slower.
+        done, t_cand = env.run([taskset, "-c", "0", REGRESSION, "--label", "cand", "--baseline", "base", *common],
+                               tmp, env=busy)
+        totals = verdict_counts(done.stdout)
+        assert done.returncode == 1, f"exit {done.returncode}, expected 1 ({totals})"
+        assert totals["SLOWER"] > 0, f"no SLOWER row: {totals}"
+        assert re.search(r"^verdict: REGRESSION \(\d+ SLOWER, \d+ FAILED rows\); exit 1$", done.stdout, re.M)
+        rows = sum(totals.values())
+        assert "SLOWER" in done.stdout.split("== regression:")[0], "no verdict table with SLOWER rows was printed"
+
+        # 4. A baseline without one of the suite's benches: reported, not ignored.
+        suite = pathlib.Path(tmp) / "mini.suite"
+        suite.write_text("allreduce_bench --backend mpi -b 1K -e 8K -f 8 -n 10 --samples\n"
+                         "sendrecv_bench --backend mpi -b 1K -e 8K -f 8 -n 10 --samples\n")
+        mini = ["--suite", suite, "--store", store, "--np", "2", *env.tools()]
+        done, _ = env.run([REGRESSION, "--label", "mini-a", *mini], tmp)
+        assert done.returncode == 0, f"exit {done.returncode}"
+        (store / "mini-a" / "sendrecv_bench.json").unlink()
+        done, _ = env.run([REGRESSION, "--label", "mini-b", "--baseline", "mini-a", *mini], tmp)
+        assert done.returncode in (0, 1), f"exit {done.returncode}"  # either: two real runs are never SAME for sure
+        assert re.search(r"sendrecv_bench +MISSING in mini-a", done.stdout), "the missing bench is not reported"
+        assert "baseline mini-a lacks 1 bench(es) of the suite: sendrecv_bench" in done.stdout
+        print(f"PASS: base stored (exit 0, {t_base:.1f} s); --baseline nosuch: exit 2 naming 'base'; "
+              f"candidate on one core: exit 1, {totals['SLOWER']} SLOWER of {rows} rows ({totals}) in {t_cand:.1f} s; "
+              f"a bench missing from the baseline reported")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin-dir", required=True)
+    parser.add_argument("--report", required=True)
+    parser.add_argument("--topo", default="", help="ccbench-topo (absent: the scripts say it is not built)")
+    parser.add_argument("--schema", required=True)
+    parser.add_argument("--mpirun", default="mpirun")
+    parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression"])
+    args = parser.parse_args()
+    if not shutil.which(args.mpirun):
+        print(f"SKIPPED: {args.mpirun} not found")
+        return SKIP
+    handler = {"accept-pass": accept_pass, "accept-fail": accept_fail, "accept-bad-input": accept_bad_input,
+               "regression": regression}[args.what]
+    return handler(Env(args), args) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
