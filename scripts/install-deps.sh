@@ -7,7 +7,9 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   libcli11-dev libgtest-dev libhwloc-dev python3 python3-jsonschema clang-format
   clang libclang-rt-14-dev                      # the reader's fuzz target (libFuzzer)
   chromium fonts-dejavu-core python3-pil        # the HTML report opened in headless Chromium
-  python3-junitparser)                          # JUnit XML from ccbench-report accept, parsed
+  python3-junitparser                           # JUnit XML from ccbench-report accept, parsed
+  slurm-wlm munge                               # the slurm tier: a two-node Slurm cluster on this machine
+  iproute2)                                     # the cluster tier: network namespaces, veth, tc
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""A real Slurm cluster on this machine, for testing the sbatch scripts (Debian 12's slurm-wlm
+22.05 and munge 0.5.15, Open MPI 4.1 with PMIx; no systemd needed).
+
+Everything lives under one private temporary directory: a munge key, socket, PID, seed and log
+file of our own munged; slurm.conf; slurmctld; and one slurmd per node (n1, n2, ...), each in its
+own UTS namespace so that the node's processes see the node's name as their hostname (Open MPI
+decides from the hostname which ranks share memory), each with its own spool and TmpFS directory
+(two pmix plugins on one machine collide without). Clients need only SLURM_CONF (see env()).
+
+    with SlurmCluster(nodes=2) as cluster:
+        subprocess.run(["srun", "-N2", "hostname"], env=cluster.env())
+
+Teardown, also after a failure or SIGTERM: scancel every job, stop slurmd, slurmctld and munged
+by their PID files (never by name), then check that no process of ours is left (the daemons and
+clients carry CCBENCH_SLURM_CLUSTER=<dir> in their environment, slurmstepd and the jobs'
+processes our SLURM_CONF) and remove the directory. Teardown raises ClusterError when something
+survived (and kills it, by PID). The daemons run in their own session, so that a signal to the
+test's process group reaches the test alone; they get SIGTERM should the test die unannounced
+(PR_SET_PDEATHSIG), which leaves the directory behind.
+
+As a script: `slurm_cluster.py [--nodes N] [-- COMMAND...]` brings a cluster up, runs COMMAND
+with SLURM_CONF set (default: srun on every node, printing the hostnames), and tears it down.
+"""
+import argparse
+import ctypes
+import os
+import pathlib
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MARKER = "CCBENCH_SLURM_CLUSTER"
+DAEMONS = ["munged", "mungekey", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scontrol", "scancel", "sinfo",
+           "unshare"]
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+def missing_prerequisites():
+    """One line naming what this machine lacks to run a cluster, or None."""
+    if os.geteuid() != 0:
+        return "not root (slurmd, and unshare --uts for the node hostnames, need root)"
+    missing = [d for d in DAEMONS if shutil.which(d) is None and not os.path.exists(f"/usr/sbin/{d}")]
+    if missing:
+        return f"{', '.join(missing)} not installed (apt-get install --no-install-recommends slurm-wlm munge)"
+    return None
+
+
+def _tool(name):
+    return shutil.which(name) or f"/usr/sbin/{name}"
+
+
+def _free_ports(n):
+    """n ports free now, below the kernel's ephemeral range: a port bind(0) hands out could be taken
+    by any outgoing connection (slurmctld pinging a node) before our daemon binds it."""
+    try:
+        low = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    ports = []
+    for port in random.sample(range(10000, max(low, 10000 + 10 * n)), 10 * n):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("", port))  # slurmd listens on every address
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == n:
+            return ports
+    raise ClusterError(f"no {n} free TCP ports found below {low}")
+
+
+def _die_with_parent():
+    """preexec_fn: SIGTERM the daemon when the test process dies, even by SIGKILL (PR_SET_PDEATHSIG)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+
+
+def _pid_alive(pid):
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[0] != "Z"
+
+
+def processes_of(cluster_dir):
+    """(pid, command) of every live process of the cluster in cluster_dir: the daemons and whatever
+    a client started carry our marker in their environment; slurmd gives slurmstepd and the job's
+    processes an environment of its own, with our SLURM_CONF in it."""
+    needles = {f"{MARKER}={cluster_dir}".encode(), f"SLURM_CONF={cluster_dir}/slurm.conf".encode()}
+    found = []
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            if not needles & set((proc / "environ").read_bytes().split(b"\0")) and str(cluster_dir) not in cmd:
+                continue
+        except OSError:
+            continue
+        if _pid_alive(int(proc.name)):
+            found.append((int(proc.name), cmd))
+    return found
+
+
+def reap_stale(log=print, min_age_s=120):
+    """Removes what a test killed without a chance to tear down (SIGKILL) left: a cluster directory
+    older than min_age_s (one starting up has no PID files yet) none of whose daemons is alive (they
+    got SIGTERM from PR_SET_PDEATHSIG and removed their PID files), and the processes its jobs
+    left running, killed by PID."""
+    for d in pathlib.Path(tempfile.gettempdir()).glob("ccbench-slurm-*"):
+        try:
+            pid_files = list((d / "run").glob("*.pid"))
+            pids = [int(f.read_text().split()[0]) for f in pid_files]
+            stale = time.time() - d.stat().st_mtime > min_age_s and not any(map(_pid_alive, pids))
+        except (OSError, ValueError, IndexError):
+            continue
+        if not stale:
+            continue
+        left = processes_of(d)
+        for pid, _ in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(d, ignore_errors=True)
+        log(f"slurm_cluster: removed {d}, left by a test that was killed, and {len(left)} processes of its jobs")
+
+
+class SlurmCluster:
+    def __init__(self, nodes=2, cpus=8, log=print):
+        self.node_names = [f"n{i + 1}" for i in range(nodes)]
+        self.cpus = cpus
+        self.log = log
+        self.dir = None
+        self.conf = None
+        self._procs = {}  # name -> (Popen, pid file)
+
+    # ---- public -------------------------------------------------------------------------------
+    def env(self, extra=None):
+        """The environment for clients (sbatch, srun, squeue, ...) of this cluster."""
+        env = dict(os.environ, SLURM_CONF=str(self.conf), **{MARKER: str(self.dir)})
+        for k in [k for k in env if k.startswith("SLURM_") and k != "SLURM_CONF"]:
+            del env[k]  # a test started inside another Slurm job must not talk to that one
+        env.update(extra or {})
+        return env
+
+    def run(self, cmd, timeout=30, check=True, env=None):
+        p = subprocess.run(cmd, env=env or self.env(), capture_output=True, text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise ClusterError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip() or p.stdout.strip()}")
+        return p
+
+    def start(self):
+        problem = missing_prerequisites()
+        if problem:
+            raise ClusterError(problem)
+        t0 = time.monotonic()
+        reap_stale(self.log)
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="ccbench-slurm-"))
+        self.dir.chmod(0o755)  # munged: "execute permissions for all required" on the socket's directories
+        for sub in ["log", "run", "state", "work", *(f"spool/{n}" for n in self.node_names),
+                    *(f"tmp/{n}" for n in self.node_names)]:
+            (self.dir / sub).mkdir(parents=True)
+        self._start_munge()
+        self._write_conf()
+        self._spawn("slurmctld", [_tool("slurmctld"), "-D", "-i", "-f", str(self.conf)],
+                    self.dir / "run/slurmctld.pid")
+        self._wait("slurmctld answers", lambda: self.run(["scontrol", "ping"], check=False).returncode == 0, 20)
+        for node in self.node_names:
+            # unshare execs sh, sh execs slurmd: the Popen pid is slurmd's (and the PID file's).
+            cmd = ["unshare", "--uts", "sh", "-c", f'hostname {node} && exec "$0" "$@"', _tool("slurmd"), "-D",
+                   "-N", node, "-f", str(self.conf)]
+            self._spawn(f"slurmd-{node}", cmd, self.dir / f"run/slurmd-{node}.pid")
+        self._wait("every node idle", self._all_idle, 30)
+        self.log(f"slurm cluster up in {time.monotonic() - t0:.1f} s: nodes {','.join(self.node_names)}, "
+                 f"SLURM_CONF={self.conf}")
+        return self
+
+    def stop(self):
+        """Cancels the jobs, stops the daemons, checks nothing is left, removes the directory."""
+        if self.dir is None:
+            return
+        problems = []
+        if "slurmctld" in self._procs and _pid_alive(self._procs["slurmctld"][0].pid):
+            problems += self._cancel_jobs()
+        for name in [f"slurmd-{n}" for n in self.node_names] + ["slurmctld", "munged"]:
+            if name in self._procs:
+                problems += self._stop_daemon(name)
+        deadline = time.monotonic() + 10  # a slurmstepd may still be on its way out
+        while (survivors := self._processes_of_ours()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid, cmd in survivors:
+            problems.append(f"process {pid} ({cmd}) survived the teardown; killed")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.dir.exists():
+            problems.append(f"{self.dir} could not be removed")
+        left = self.dir
+        self.dir = None
+        if problems:
+            raise ClusterError("teardown: " + "; ".join(problems))
+        self.log(f"slurm cluster down: daemons stopped, no process left, {left} removed")
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self._stop_after_failure()
+            raise
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.stop()
+        else:
+            self._stop_after_failure()
+        return False
+
+    def logs(self, tail=40):
+        """The last lines of every daemon log, for a failure message."""
+        out = []
+        for path in sorted((self.dir / "log").glob("*")) if self.dir else []:
+            lines = path.read_text(errors="replace").splitlines()[-tail:]
+            out.append(f"--- {path.name} ---\n" + "\n".join(lines))
+        return "\n".join(out)
+
+    # ---- set-up -------------------------------------------------------------------------------
+    def _start_munge(self):
+        key = self.dir / "munge.key"
+        subprocess.run([_tool("mungekey"), "-c", "-k", str(key)], check=True, capture_output=True, timeout=20)
+        self.socket = self.dir / "run/munge.socket"
+        self._spawn("munged", [_tool("munged"), "-F", f"--key-file={key}", f"--socket={self.socket}",
+                               f"--pid-file={self.dir / 'run/munged.pid'}", f"--log-file={self.dir / 'log/munged.log'}",
+                               f"--seed-file={self.dir / 'state/munged.seed'}"], self.dir / "run/munged.pid")
+        self._wait("munged answers", self._munge_ok, 10)
+
+    def _munge_ok(self):
+        if not self.socket.exists():
+            return False
+        cred = subprocess.run(["munge", "-n", "-S", str(self.socket)], capture_output=True, timeout=10)
+        if cred.returncode != 0:
+            return False
+        return subprocess.run(["unmunge", "-S", str(self.socket)], input=cred.stdout, capture_output=True,
+                              timeout=10).returncode == 0
+
+    def _write_conf(self):
+        d = self.dir
+        user = subprocess.run(["id", "-un"], capture_output=True, text=True, check=True).stdout.strip()
+        ctld_port, *node_ports = _free_ports(1 + len(self.node_names))
+        host = socket.gethostname().split(".")[0]
+        lines = [
+            "ClusterName=ccbench-test",
+            f"SlurmctldHost={host}(127.0.0.1)",
+            f"SlurmctldPort={ctld_port}",
+            f"SlurmUser={user}",
+            f"SlurmdUser={user}",
+            "AuthType=auth/munge",
+            "CredType=cred/munge",
+            f"AuthInfo=socket={self.socket}",
+            f"StateSaveLocation={d}/state",
+            f"SlurmctldPidFile={d}/run/slurmctld.pid",
+            f"SlurmdPidFile={d}/run/slurmd-%n.pid",
+            f"SlurmctldLogFile={d}/log/slurmctld.log",
+            f"SlurmdLogFile={d}/log/slurmd-%n.log",
+            f"SlurmdSpoolDir={d}/spool/%n",
+            f"TmpFS={d}/tmp/%n",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "JobAcctGatherType=jobacct_gather/none",
+            "AccountingStorageType=accounting_storage/none",
+            "JobCompType=jobcomp/none",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_CPU",
+            "SchedulerType=sched/builtin",
+            "MpiDefault=pmix",
+            "SlurmdParameters=config_overrides",
+            "EnforcePartLimits=ALL",
+            "ReturnToService=2",
+            "MailProg=/bin/true",
+            "SlurmctldDebug=info",
+            "SlurmdDebug=info",
+            "KillWait=5",
+            "MinJobAge=300",
+        ]
+        for node, port in zip(self.node_names, node_ports):
+            lines.append(f"NodeName={node} NodeAddr=127.0.0.1 Port={port} CPUs={self.cpus} State=UNKNOWN")
+        lines.append(f"PartitionName=test Nodes={','.join(self.node_names)} Default=YES MaxTime=INFINITE State=UP")
+        self.conf = d / "slurm.conf"
+        self.conf.write_text("\n".join(lines) + "\n")
+
+    def _spawn(self, name, cmd, pid_file):
+        log = open(self.dir / f"log/{name}.stderr", "wb")
+        env = dict(os.environ, **{MARKER: str(self.dir)})
+        if self.conf:
+            env["SLURM_CONF"] = str(self.conf)
+        # Its own session: a Ctrl-C, or timeout(1) signalling its process group, reaches the test
+        # alone, which then tears the cluster down in order (scancel needs slurmctld alive).
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                cwd=self.dir, start_new_session=True, preexec_fn=_die_with_parent)
+        log.close()
+        self._procs[name] = (proc, pid_file)
+
+    def _wait(self, what, ready, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            dead = [n for n, (p, _) in self._procs.items() if p.poll() is not None]
+            if dead:
+                raise ClusterError(f"{', '.join(dead)} exited while waiting for {what}\n{self.logs()}")
+            if ready():
+                return
+            time.sleep(0.1)
+        raise ClusterError(f"timed out after {timeout} s waiting for {what}\n{self.logs()}")
+
+    def _all_idle(self):
+        p = self.run(["sinfo", "-h", "-N", "-o", "%N %T"], check=False)
+        states = dict(line.split() for line in p.stdout.splitlines() if line.strip())
+        return p.returncode == 0 and all(states.get(n) == "idle" for n in self.node_names)
+
+    # ---- teardown -----------------------------------------------------------------------------
+    def _cancel_jobs(self):
+        problems = []
+        try:
+            jobs = self.run(["squeue", "-h", "-o", "%i"], timeout=15).stdout.split()
+            if jobs:
+                self.run(["scancel", *jobs], timeout=15, check=False)
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and self.run(["squeue", "-h", "-o", "%i"], timeout=15).stdout.split():
+                    time.sleep(0.2)
+        except (ClusterError, subprocess.TimeoutExpired) as e:
+            problems.append(f"scancel: {e}")
+        return problems
+
+    def _stop_daemon(self, name, timeout=15):
+        proc, pid_file = self._procs.pop(name)
+        try:
+            pid = int(pid_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pid = proc.pid  # it died or never wrote one: the process we started is the one to stop
+        problems = []
+        if pid != proc.pid:
+            problems.append(f"{name}: PID file says {pid}, we started {proc.pid}")
+        for target in {pid, proc.pid}:
+            try:
+                os.kill(target, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            problems.append(f"{name} (pid {proc.pid}) ignored SIGTERM for {timeout} s; killed")
+            proc.kill()
+            proc.wait(timeout=5)
+        return problems
+
+    def _processes_of_ours(self):
+        return processes_of(self.dir)
+
+    def _stop_after_failure(self):
+        try:
+            self.stop()
+        except ClusterError as e:
+            print(f"slurm_cluster: {e}", file=sys.stderr)
+
+
+def raise_on_sigterm():
+    """CTest and timeout(1) end a test with SIGTERM: turn it into an exception so teardown runs."""
+    def handler(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, handler)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=2)
+    parser.add_argument("command", nargs="*", help="run this with SLURM_CONF set (after --)")
+    args = parser.parse_args()
+    problem = missing_prerequisites()
+    if problem:
+        print(f"SKIPPED: {problem}")
+        return 77
+    raise_on_sigterm()
+    with SlurmCluster(nodes=args.nodes) as cluster:
+        cmd = args.command or ["timeout", "60", "srun", f"-N{args.nodes}", f"--ntasks-per-node=1", "hostname"]
+        print("$", " ".join(cmd), flush=True)
+        rc = subprocess.run(cmd, env=cluster.env(), cwd=cluster.dir / "work").returncode
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
