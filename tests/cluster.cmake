@@ -1,0 +1,16 @@
+# cluster tier (DESIGN §8): hosts made of Linux network namespaces on this machine, joined by veth
+# links shaped with tc, Open MPI across them (tests/cluster/nscluster.py). Needs root, iproute2 and
+# util-linux; each test exits 77 (skipped) where network namespaces cannot be made. Included from
+# tests/CMakeLists.txt (CCBENCH_SCHEMA, Python3, MPIEXEC_EXECUTABLE provided).
+if(NOT CCBENCH_MPI_FOUND)
+  return()
+endif()
+
+set(_cluster_driver ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cluster/cluster_test.py
+    --bin-dir ${PROJECT_BINARY_DIR}/bench/apps --schema ${CCBENCH_SCHEMA} --mpirun ${MPIEXEC_EXECUTABLE})
+foreach(_case rate split sigkill sigstop-sweep sigstop-setup)
+  string(REPLACE "-" "_" _name ${_case})
+  add_test(NAME cluster.${_name} COMMAND ${_cluster_driver} ${_case})
+  # RUN_SERIAL: the links are shaped to be measured, and namespaces, bridge and ports are root-wide.
+  set_tests_properties(cluster.${_name} PROPERTIES LABELS cluster SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 150)
+endforeach()

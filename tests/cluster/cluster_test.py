@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""cluster-tier tests: the benches across hosts made of network namespaces with tc-shaped links.
+
+  cluster_test.py --bin-dir DIR --schema S --mpirun M rate           sendrecv measures the link it was given
+  cluster_test.py ... split           --split node runs on shared memory, cross-node on the link
+  cluster_test.py ... sigkill         a rank SIGKILLed mid-sweep ends the job, completed sizes kept
+  cluster_test.py ... sigstop-sweep   a rank stopped mid-sweep: --timeout ends the job, names it
+  cluster_test.py ... sigstop-setup   a rank stopped in set-up: --timeout ends the job, names it
+
+Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
+AssertionError (exit 1). Every test ends by checking that nothing of its cluster is left.
+"""
+import argparse
+import contextlib
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tools"))
+sys.path.insert(0, str(HERE))
+import nscluster  # noqa: E402
+import validate_result  # noqa: E402
+
+SKIP = 77
+TCP_PAYLOAD = 1448 / 1514  # TCP/IP and Ethernet headers per full frame
+# With one TCP connection per peer, ob1's rendezvous reply to the peer's message queues behind this rank's
+# own bulk data, so the two directions of an exchange often run one after the other: half the link's
+# rate. Sending up to 32 MiB eagerly (no reply needed) keeps both directions busy, as on a real link.
+FULL_DUPLEX_MCA = {"btl_tcp_eager_limit": 32 << 20, "btl_tcp_max_send_size": 32 << 20}
+RATES_MBIT = [200, 500]  # above 500 a 2-core machine is CPU-bound, not link-bound
+RATE_SIZES = ["-b", "1M", "-e", "16M", "-f", "2"]
+RATE_ASSERTED_FROM = 4 << 20
+RATE_TOLERANCE = 0.10
+SPLIT_MBIT = 300
+SPLIT_SIZE = 8 << 20
+SPLIT_NODE_FACTOR = 5.0
+SPLIT_CROSS_TOLERANCE = 0.25
+KILL_MBIT = 500
+KILL_AFTER_SIZES = 3
+# Sizes double up to 256 MiB, minutes over the link: the sweep is still running when the signal comes.
+KILL_MIN_BYTES = 256 << 10
+KILL_SWEEP = ["-b", str(KILL_MIN_BYTES), "-e", "256M", "-f", "2", "-n", "3", "-w", "1", "--placement", "out", "-c", "0"]
+KILL_END_LIMIT_S = 60.0
+STOP_TIMEOUT_S = 5.0
+STOP_GRACE_S = 10.0  # every process gone within --timeout + this of the stop
+STOP_RANK = 3  # world rank 3 = the second rank on node1 (2 slots per host, mapped by slot)
+EXIT_TIMEOUT = 3
+
+
+def goodput_MBps(mbit):
+    """What TCP can carry over a link of `mbit` Mbit/s, in MB/s (1e6 B/s)."""
+    return mbit / 8 * TCP_PAYLOAD
+
+
+def link_GBps(mbit):
+    return mbit / 8 / 1000
+
+
+def busbw_MBps(result):
+    return result["busbw_GBps"] * 1000
+
+
+def loadavg():
+    return pathlib.Path("/proc/loadavg").read_text().strip()
+
+
+class Env:
+    def __init__(self, args):
+        self.bin_dir = pathlib.Path(args.bin_dir)
+        self.validator = validate_result.validator(args.schema)
+        self.mpirun = args.mpirun
+        self.tags = []
+
+    @contextlib.contextmanager
+    def cluster(self, hosts, slots, rate_mbit):
+        """A cluster that is up inside the `with` block and torn down after it, however it is left."""
+        c = nscluster.Cluster(hosts, slots, rate_mbit, mpirun=self.mpirun)
+        self.tags.append(c.tag)
+        with c:
+            print(c.describe(), flush=True)
+            yield c
+
+    def bench(self, name):
+        path = self.bin_dir / name
+        assert path.is_file(), f"{path} does not exist: build the benches first"
+        return path
+
+    def validate(self, path):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        found = list(validate_result.problems(self.validator, doc))
+        assert not found, f"{path} does not validate: {found[0]}"
+        return doc
+
+    def run(self, cluster, np, program, timeout=50):
+        cmd = cluster.mpirun(np, program, mca=FULL_DUPLEX_MCA)
+        print("$", " ".join(cmd), flush=True)
+        print(f"loadavg before: {loadavg()}")
+        p = subprocess.run(cmd, cwd=cluster.tmpdir, env=cluster.env(), capture_output=True, text=True,
+                           timeout=timeout)
+        print(p.stdout, p.stderr, f"loadavg after: {loadavg()}", sep="\n", flush=True)
+        assert p.returncode == 0, f"mpirun exit code {p.returncode}"
+        return p
+
+
+def hostnames(doc):
+    return sorted(h["hostname"] for h in doc["environment"]["hosts"])
+
+
+# ---- rate --------------------------------------------------------------------------------------
+
+
+def measure_rate(env, cluster, mbit):
+    """sendrecv node0 <-> node1 over a `mbit` link: one row per size."""
+    out = cluster.tmpdir / f"rate-{mbit}.json"
+    label = f"veth node0<->node1 tbf {mbit}mbit"
+    flags = RATE_SIZES + ["-n", "5", "-w", "2", "--placement", "out", "-c", "0", "--peak-GBps",
+                          str(link_GBps(mbit)), "--label", label, "--out", out]
+    env.run(cluster, 2, [env.bench("sendrecv_bench"), *flags])
+    doc = env.validate(out)
+    assert hostnames(doc) == ["node0", "node1"], f"hosts {hostnames(doc)}, expected node0 and node1"
+    assert doc["run"]["label"] == label, f"label {doc['run']['label']!r}, expected {label!r}"
+    rows = []
+    for r in doc["results"]:
+        assert r["status"] == "ok", f"{r['size_bytes']} B: {r['status']} {r['reason']}"
+        assert r["group_hosts"] == ["node0", "node1"] and r["nodes"] == 2, f"group_hosts {r['group_hosts']}"
+        assert r["peak_GBps"] == link_GBps(mbit), f"peak {r['peak_GBps']} GB/s, expected {link_GBps(mbit)}"
+        assert r["pct_of_peak"] is not None, f"{r['size_bytes']} B: no %peak"
+        rows.append((mbit, r["size_bytes"], busbw_MBps(r), r["pct_of_peak"]))
+    return rows
+
+
+def print_rate_table(rows):
+    print(f"{'Mbit/s':>7} {'expected MB/s':>14} {'size':>9} {'busbw MB/s':>11} {'ratio':>6} {'%peak':>6}")
+    for mbit, size, busbw, pct in rows:
+        expected = goodput_MBps(mbit)
+        print(f"{mbit:>7} {expected:>14.2f} {size >> 10:>7}Ki {busbw:>11.2f} {busbw / expected:>6.3f} {pct:>6.1f}")
+
+
+def rate(env, _args):
+    rows = []
+    with env.cluster(hosts=2, slots=1, rate_mbit=RATES_MBIT[0]) as c:
+        for mbit in RATES_MBIT:
+            c.shape_all(mbit)
+            rows += measure_rate(env, c, mbit)
+    print_rate_table(rows)
+    off = [(m, s, round(b / goodput_MBps(m), 3)) for m, s, b, _ in rows
+           if s >= RATE_ASSERTED_FROM and abs(b / goodput_MBps(m) - 1) > RATE_TOLERANCE]
+    assert not off, f"busbw off the link's goodput by more than {RATE_TOLERANCE:.0%} (Mbit/s, size, ratio): {off}"
+    print(f"PASS: sendrecv busbw within {RATE_TOLERANCE:.0%} of the goodput at {RATES_MBIT} Mbit/s "
+          f"for sizes >= {RATE_ASSERTED_FROM >> 20} MiB")
+
+
+# ---- split -------------------------------------------------------------------------------------
+
+
+def run_split(env, cluster, split):
+    """allreduce on 2 hosts x 2 ranks with --split `split`: {group_id: result at SPLIT_SIZE}."""
+    out = cluster.tmpdir / f"split-{split}.json"
+    flags = ["-b", "1M", "-e", str(SPLIT_SIZE), "-f", "8", "-n", "5", "-w", "2", "--placement", "out", "-c", "1",
+             "--split", split, "--peak-GBps", str(link_GBps(SPLIT_MBIT)), "--out", out]
+    env.run(cluster, 4, [env.bench("allreduce_bench"), *flags])
+    doc = env.validate(out)
+    assert hostnames(doc) == ["node0", "node1"], f"hosts {hostnames(doc)}, expected node0 and node1"
+    for r in doc["results"]:
+        assert r["status"] == "ok" and r["wrong_elements"] == 0, f"{r['group_id']} {r['size_bytes']} B: {r}"
+    return {r["group_id"]: r for r in doc["results"] if r["size_bytes"] == SPLIT_SIZE}
+
+
+def split(env, _args):
+    link = goodput_MBps(SPLIT_MBIT)
+    with env.cluster(hosts=2, slots=2, rate_mbit=SPLIT_MBIT) as c:
+        node = run_split(env, c, "node")
+        cross = run_split(env, c, "cross-node")
+    print(f"link {SPLIT_MBIT} Mbit/s: goodput {link:.2f} MB/s; allreduce at {SPLIT_SIZE >> 20} MiB:")
+    for gid, r in {**node, **cross}.items():
+        print(f"  {gid:<12} ranks {r['group_ranks']} hosts {r['group_hosts']}: busbw {busbw_MBps(r):9.2f} MB/s"
+              f" = {busbw_MBps(r) / link:6.2f} x goodput, {r['pct_of_peak']:.1f} %peak")
+    assert sorted(node) == ["node:node0", "node:node1"], f"node groups {sorted(node)}"
+    assert sorted(cross) == ["cross-node"], f"cross-node groups {sorted(cross)}"
+    assert cross["cross-node"]["group_hosts"] == ["node0", "node1"], cross["cross-node"]["group_hosts"]
+    slow = {g: busbw_MBps(r) for g, r in node.items() if busbw_MBps(r) < SPLIT_NODE_FACTOR * link}
+    assert not slow, f"node groups below {SPLIT_NODE_FACTOR:g} x the link ({link:.2f} MB/s), no shared memory? {slow}"
+    ratio = busbw_MBps(cross["cross-node"]) / link
+    assert abs(ratio - 1) <= SPLIT_CROSS_TOLERANCE, f"cross-node busbw {ratio:.3f} x the link goodput"
+    print(f"PASS: node groups >= {SPLIT_NODE_FACTOR:g} x the link, cross-node at {ratio:.3f} x its goodput")
+
+
+# ---- sigkill and sigstop -----------------------------------------------------------------------
+
+
+def completed_sizes(out):
+    """Sizes in the result file so far (it is replaced atomically, so any read is whole)."""
+    try:
+        return [r["size_bytes"] for r in json.loads(out.read_text())["results"]]
+    except (OSError, ValueError):
+        return []
+
+
+def rank_process(cluster, rank, marker):
+    """The bench process of world rank `rank` whose argv holds `marker`, or None."""
+    for proc in cluster.processes():
+        if (f"OMPI_COMM_WORLD_RANK={rank}" in proc.environ and proc.cmdline and proc.cmdline[0].endswith("_bench")
+                and marker in proc.cmdline):
+            return proc
+    return None
+
+
+class Job:
+    """An mpirun started in the background, its output in files of the cluster's directory."""
+
+    def __init__(self, cluster, np, program, exports=(), extra_env=None):
+        self.cluster = cluster
+        cmd = cluster.mpirun(np, program, exports)
+        print("$", " ".join(cmd), f"\nloadavg before: {loadavg()}", flush=True)
+        self.stdout_path = cluster.tmpdir / "mpirun.out"
+        self.stderr_path = cluster.tmpdir / "mpirun.err"
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(cmd, cwd=cluster.tmpdir, env=cluster.env(**(extra_env or {})), stdout=out,
+                                         stderr=err, start_new_session=True)
+
+    def wait_for(self, condition, limit_s, what):
+        """Poll `condition` until it returns something true; fail after `limit_s` or if mpirun ends first."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            found = condition()
+            if found:
+                return found
+            assert self.proc.poll() is None, f"mpirun ended (exit {self.proc.returncode}) before {what}"
+            time.sleep(0.05)
+        raise AssertionError(f"no {what} within {limit_s:g} s")
+
+    def wait_gone(self, since, limit_s):
+        """Seconds from `since` until mpirun and every process of the cluster are gone, and the survivors
+        (empty unless `limit_s` passed first)."""
+        deadline = since + limit_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None and not self.cluster.processes():
+                return time.monotonic() - since, []
+            time.sleep(0.05)
+        return limit_s, [str(p) for p in self.cluster.processes()]  # mpirun too: it carries the cluster's mark
+
+    def output(self):
+        stdout = self.stdout_path.read_text(errors="replace")
+        stderr = self.stderr_path.read_text(errors="replace")
+        print(stdout, stderr, f"loadavg after: {loadavg()}", sep="\n", flush=True)
+        return stderr
+
+
+def kill_mid_sweep(env, c, sig):
+    """Start the sweep on 2 hosts x 2 ranks; once KILL_AFTER_SIZES sizes are in the file, send `sig` to world
+    rank STOP_RANK. Returns the job, the result path and the monotonic time of the signal."""
+    out = c.tmpdir / f"sweep-{sig.name}.json"
+    flags = KILL_SWEEP + ["--out", out] + (["--timeout", str(STOP_TIMEOUT_S)] if sig == signal.SIGSTOP else [])
+    job = Job(c, 4, [env.bench("allreduce_bench"), *flags])
+    job.wait_for(lambda: len(completed_sizes(out)) >= KILL_AFTER_SIZES, 60, f"{KILL_AFTER_SIZES} sizes in {out}")
+    victim = job.wait_for(lambda: rank_process(c, STOP_RANK, str(out)), 10, f"process of rank {STOP_RANK}")
+    os.kill(victim.pid, sig)
+    sent = time.monotonic()
+    print(f"{sig.name} to rank {STOP_RANK}: {victim} after sizes {completed_sizes(out)}", flush=True)
+    return job, out, sent
+
+
+def assert_completed_prefix(results):
+    sizes = [r["size_bytes"] for r in results]
+    expected = [KILL_MIN_BYTES << i for i in range(len(sizes))]
+    assert sizes == expected, f"sizes {sizes} are not the completed prefix {expected}"
+    bad = [(r["size_bytes"], r["status"]) for r in results if r["status"] != "ok"]
+    assert not bad, f"completed sizes not ok: {bad}"
+
+
+def sigkill(env, _args):
+    with env.cluster(hosts=2, slots=2, rate_mbit=KILL_MBIT) as c:
+        job, out, sent = kill_mid_sweep(env, c, signal.SIGKILL)
+        seconds, survivors = job.wait_gone(sent, KILL_END_LIMIT_S)
+        job.output()
+        print(f"from SIGKILL to the end of the job: {seconds:.2f} s (limit {KILL_END_LIMIT_S:g} s)")
+        assert not survivors, f"still running {KILL_END_LIMIT_S:g} s after the kill: {survivors}"
+        assert job.proc.returncode != 0, "a job with a killed rank must not exit 0"
+        doc = env.validate(out)
+    assert_completed_prefix(doc["results"])
+    print(f"PASS: mpirun exit {job.proc.returncode} {seconds:.2f} s after the kill; {len(doc['results'])} "
+          f"completed sizes kept, the file validates")
+
+
+def assert_job_ended(job, seconds, survivors):
+    """Both SIGSTOP cases: every process gone within --timeout + STOP_GRACE_S of the stop, exit EXIT_TIMEOUT."""
+    limit = STOP_TIMEOUT_S + STOP_GRACE_S
+    print(f"from the stop to the end of every process: {seconds:.2f} s (limit {limit:g} s); mpirun exit "
+          f"{job.proc.returncode}")
+    assert not survivors, f"still there {limit:g} s after the stop (killed in teardown): {survivors}"
+    assert job.proc.returncode == EXIT_TIMEOUT, f"mpirun exit code {job.proc.returncode}, expected {EXIT_TIMEOUT}"
+
+
+def assert_timeout_line(stderr, patterns):
+    """One stderr line says 'timeout' and matches every one of `patterns`."""
+    lines = [line for line in stderr.splitlines() if "timeout" in line.lower()]
+    naming = [line for line in lines if all(re.search(p, line) for p in patterns)]
+    assert naming, f"no stderr line with 'timeout' matches all of {patterns}; timeout lines: {lines}"
+    print(f"stderr: {naming[0]}")
+
+
+def sigstop_sweep(env, _args):
+    with env.cluster(hosts=2, slots=2, rate_mbit=KILL_MBIT) as c:
+        job, out, sent = kill_mid_sweep(env, c, signal.SIGSTOP)
+        seconds, survivors = job.wait_gone(sent, STOP_TIMEOUT_S + STOP_GRACE_S)
+        stderr = job.output()
+        assert_job_ended(job, seconds, survivors)
+        doc = env.validate(out)
+    timed_out = [r for r in doc["results"] if r["status"] == "timed_out"]
+    assert len(timed_out) == 1, f"{len(timed_out)} timed_out results, expected 1"
+    size = timed_out[0]["size_bytes"]
+    assert_timeout_line(stderr, ["all_reduce", rf"\b{size}\b", re.escape(f"rank {STOP_RANK} (node1)")])
+    reason = timed_out[0]["reason"]
+    assert f"rank {STOP_RANK}" in reason and "node1" in reason, f"reason {reason!r} names not rank {STOP_RANK} on node1"
+    assert_completed_prefix([r for r in doc["results"] if r is not timed_out[0]])
+    assert doc["results"][-1] is timed_out[0], "the timed_out size must come after the completed ones"
+    print(f"PASS: {size} B timed out ({reason}); {len(doc['results']) - 1} completed sizes kept; exit {EXIT_TIMEOUT}")
+
+
+def stopped_rank(cluster, marker):
+    proc = rank_process(cluster, STOP_RANK, marker)
+    return proc if proc and proc.state in ("T", "t") else None
+
+
+def sigstop_setup(env, _args):
+    with env.cluster(hosts=2, slots=2, rate_mbit=KILL_MBIT) as c:
+        out = c.tmpdir / "setup.json"
+        flags = ["-b", "1K", "-e", "64K", "-n", "3", "--timeout", str(STOP_TIMEOUT_S), "--out", out]
+        job = Job(c, 4, [env.bench("allreduce_bench"), *flags], exports=["CCBENCH_DEBUG_STOP"],
+                  extra_env={"CCBENCH_DEBUG_STOP": f"setup:{STOP_RANK}"})
+        victim = job.wait_for(lambda: stopped_rank(c, str(out)), 30,
+                              f"rank {STOP_RANK} stopped by CCBENCH_DEBUG_STOP=setup:{STOP_RANK}")
+        stopped = time.monotonic()
+        print(f"rank {STOP_RANK} stopped itself: {victim}", flush=True)
+        seconds, survivors = job.wait_gone(stopped, STOP_TIMEOUT_S + STOP_GRACE_S)
+        stderr = job.output()
+        assert_job_ended(job, seconds, survivors)
+        if out.exists():
+            env.validate(out)
+    assert_timeout_line(stderr, [re.escape(f"rank {STOP_RANK} (node1)")])
+    print(f"PASS: set-up timed out, exit {EXIT_TIMEOUT}, every process gone {seconds:.2f} s after the stop")
+
+
+TESTS = {"rate": rate, "split": split, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
+         "sigstop-setup": sigstop_setup}
+
+
+def assert_clean(tags):
+    left = [item for tag in tags for item in nscluster.leftovers(tag)]
+    assert not left, "left behind: " + "; ".join(left)
+    print(f"clean: nothing of {', '.join(tags)} is left")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-dir", required=True)
+    parser.add_argument("--schema", required=True)
+    parser.add_argument("--mpirun", default="mpirun")
+    parser.add_argument("what", choices=sorted(TESTS))
+    args = parser.parse_args()
+    reason = nscluster.unavailable_reason()
+    if reason:
+        print(f"SKIPPED: {reason}")
+        return SKIP
+    env = Env(args)
+    try:
+        TESTS[args.what](env, args)
+    finally:
+        assert_clean(env.tags)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
