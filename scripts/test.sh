@@ -33,7 +33,7 @@ ccbench_configure "$CCBENCH_BUILD-minimal" -DCCBENCH_WERROR=ON -DCCBENCH_CUDA=OF
   -DCCBENCH_VERBS=OFF >/dev/null
 cmake --build "$CCBENCH_BUILD-minimal" --parallel "$jobs"
 (cd "$CCBENCH_BUILD-minimal" && ctest --output-on-failure --timeout 600 -L unit &&
-  ctest --output-on-failure --timeout 600 -R '^mpi\.[a-z]+_bench\.np2$')
+  ctest --output-on-failure --timeout 600 -R '^mpi\.[a-z]+\.np2$' --no-tests=error)
 
 stage "unit tests with -fsanitize=address,undefined ($CCBENCH_BUILD-asan)"
 ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_BUILD_PERF=OFF \
