@@ -7,6 +7,8 @@
 # a bench that failed; 2 bad input (one line); 3 a bench timed out.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
+# shellcheck source=SCRIPTDIR/lib/workflow.sh
+source "$(dirname "$0")/lib/workflow.sh"  # die, join, parse_options, run_logged, launch_cmd, ...
 
 readonly prog=regression.sh
 readonly suites_dir=$CCBENCH_ROOT/scripts/suites
@@ -38,18 +40,6 @@ exit: 0 no regression, 1 SLOWER or FAILED rows, 2 bad input, 3 a bench timed out
 EOF
 }
 
-die() {  # bad input: one line on stderr, exit 2
-  echo "$prog: $*" >&2
-  exit 2
-}
-
-join() {  # join SEPARATOR ITEM...: the items with SEPARATOR between them
-  local sep=$1 text=${2-} item
-  shift 2 || shift $#
-  for item; do text+=$sep$item; done
-  echo "$text"
-}
-
 suite_names() {
   local names=()
   local f
@@ -73,37 +63,23 @@ labels_in() {  # labels_in STORE: "a, b" or "none"
 # --- options -------------------------------------------------------------------------------------
 suite="" label="" baseline="" store=results/regression threshold=5 np="" bin_dir=${CCBENCH_BIN:-} report=""
 launcher=mpirun launcher_args="" timeout=""
-while [ $# -gt 0 ]; do
-  opt=$1 val="" has_val=0
-  case $opt in
-    --*=*) val=${opt#*=} opt=${opt%%=*} has_val=1 ;;
+set_option() {  # set_option OPTION VALUE: an option that takes a value (parse_options)
+  case $1 in
+    --suite) suite=$2 ;;
+    --label) label=$2 ;;
+    --baseline) baseline=$2 ;;
+    --store) store=$2 ;;
+    --threshold) threshold=$2 ;;
+    --np) np=$2 ;;
+    --bin) bin_dir=$2 ;;
+    --report) report=$2 ;;
+    --launcher) launcher=$2 ;;
+    --mpirun-args) launcher_args=$2 ;;
+    --timeout) timeout=$2 ;;
   esac
-  case $opt in
-    -h | --help) usage; exit 0 ;;
-    --suite | --label | --baseline | --store | --threshold | --np | --bin | --report | --launcher | \
-      --mpirun-args | --timeout)
-      if [ "$has_val" = 0 ]; then
-        [ $# -ge 2 ] || die "$opt needs a value (see --help)"
-        val=$2
-        shift
-      fi ;;
-    *) die "unknown option '$opt' (see --help)" ;;
-  esac
-  shift
-  case $opt in
-    --suite) suite=$val ;;
-    --label) label=$val ;;
-    --baseline) baseline=$val ;;
-    --store) store=$val ;;
-    --threshold) threshold=$val ;;
-    --np) np=$val ;;
-    --bin) bin_dir=$val ;;
-    --report) report=$val ;;
-    --launcher) launcher=$val ;;
-    --mpirun-args) launcher_args=$val ;;
-    --timeout) timeout=$val ;;
-  esac
-done
+}
+parse_options --suite --label --baseline --store --threshold --np --bin --report --launcher --mpirun-args \
+  --timeout -- "$@"
 
 label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
 [ -n "$suite" ] || die "--suite is required (suites: $(suite_names))"
@@ -113,13 +89,9 @@ label_ok "$label" || die "--label '$label': use letters, digits, '.', '_' and '-
 [ "$baseline" != "$label" ] || die "--baseline $baseline is the label of this run: give another label"
 [[ $threshold =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)%?$ ]] && awk -v t="${threshold%\%}" 'BEGIN {exit !(t > 0 && t < 100)}' ||
   die "--threshold '$threshold': expected a percentage between 0 and 100, like 5"
-[ -z "$np" ] || [[ $np =~ ^[1-9][0-9]*$ ]] || die "--np '$np': expected a whole number of ranks, at least 1"
-[ -z "$timeout" ] || [[ $timeout =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || die "--timeout '$timeout': expected seconds"
-case $launcher in
-  mpirun | srun) command -v "$launcher" >/dev/null || die "--launcher $launcher: '$launcher' is not on PATH" ;;
-  *) die "--launcher '$launcher': expected mpirun or srun" ;;
-esac
-read -r -a extra_args <<<"$launcher_args"
+check_np "$np" 1
+check_timeout "$timeout"
+set_launcher "$launcher" "$launcher_args"
 
 # --- the suite -----------------------------------------------------------------------------------
 if [[ $suite == */* || $suite == *.suite ]]; then
@@ -131,8 +103,7 @@ else
 fi
 suite_name=$(basename "$suite_file" .suite)
 
-bin_dir=${bin_dir:-$CCBENCH_BUILD/bench/apps}
-[ -d "$bin_dir" ] || die "--bin $bin_dir: no such directory (build first: scripts/quickstart.sh, or give --bin)"
+check_bin_dir
 
 # One entry per line of the suite: "NAME|BENCH ARGS...". NAME is the bench, -2, -3, ... when a bench
 # comes again, so that a label's files match the baseline's line by line.
@@ -160,19 +131,6 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$suite_file"
 [ ${#entries[@]} -gt 0 ] || die "$suite_file: no bench lines (one 'NAME_bench ARGS...' per line)"
 
-find_tool() {  # find_tool GIVEN RELATIVE-PATH NAME: the given path, else in the build, else on PATH
-  local build_dir
-  build_dir=$(cd "$bin_dir/../.." && pwd)
-  if [ -n "$1" ]; then
-    echo "$1"
-  elif [ -x "$build_dir/$2" ]; then
-    echo "$build_dir/$2"
-  elif [ -x "$CCBENCH_BUILD/$2" ]; then
-    echo "$CCBENCH_BUILD/$2"
-  else
-    command -v "$3" || true
-  fi
-}
 report=$(find_tool "$report" report/ccbench-report ccbench-report)
 if [ -n "$baseline" ] && { [ -z "$report" ] || [ ! -x "$report" ]; }; then
   die "not built: ccbench-report (give --report PATH)"
@@ -199,12 +157,8 @@ store=$(cd "$store" && pwd)
 # an interrupted or rejected run never leaves a label that looks complete.
 partial=$(mktemp -d "$store/.$label.partial.XXXXXX")
 mkdir "$partial/logs"
-child=""
 cleanup() {
-  if [ -n "$child" ]; then  # a bench still running (a signal arrived): end its whole process group
-    kill -TERM -- "-$child" 2>/dev/null || true
-    wait "$child" 2>/dev/null || true
-  fi
+  stop_child  # a bench still running (a signal arrived): end its whole process group
   [ -z "$partial" ] || rm -rf -- "$partial"
   [ -z "$signalled" ] || echo "$prog: stopped by SIG$signalled; nothing stored as $label" >&2
 }
@@ -214,39 +168,15 @@ trap 'signalled=INT; exit 130' INT
 trap 'signalled=TERM; exit 143' TERM
 trap 'signalled=HUP; exit 129' HUP
 
-# run_logged LOG CMD...: CMD's output shown and saved in LOG; returns CMD's exit code. The command
-# runs in its own process group, so that a signal to this script ends the whole job (cleanup).
-run_logged() {
-  local log=$1 rc=0
-  shift
-  set -m
-  (set -o pipefail; "$@" </dev/null 2>&1 | tee -- "$log") &
-  child=$!
-  set +m
-  wait "$child" || rc=$?
-  child=""
-  return "$rc"
-}
-
-launch_cmd() {  # launch_cmd BENCH ARGS...: sets the array cmd
-  if [ "$launcher" = srun ]; then
-    cmd=(srun --mpi=pmix -n "$np" "${extra_args[@]}" "$@")
-  else
-    cmd=(mpirun -np "$np")
-    [ "$np" -le "$(nproc)" ] || cmd+=(--oversubscribe)
-    cmd+=("${extra_args[@]}" "$@")
-  fi
-}
-
 # --- run the suite -------------------------------------------------------------------------------
 echo "$prog: suite $suite_name ($suite_file, ${#entries[@]} benches), label $label, $np ranks, launcher $launcher"
 echo "$prog: results in $store/$label${baseline:+, compared with $store/$baseline}"
 cp -- "$suite_file" "$partial/suite.txt"
-timed_out=() failed=()
+timed_out=() failed=() cmd=()  # cmd: set by launch_cmd
 for e in "${entries[@]}"; do
   name=${e%%|*}
   read -r -a words <<<"${e#*|}"
-  launch_cmd "$bin_dir/${words[0]}" "${words[@]:1}" --label "$label" --out "$partial/$name.json" \
+  launch_cmd "$np" "$bin_dir/${words[0]}" "${words[@]:1}" --label "$label" --out "$partial/$name.json" \
     ${timeout:+--timeout "$timeout"}
   echo
   echo "== $name: ${words[*]}"
