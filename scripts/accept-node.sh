@@ -9,6 +9,8 @@
 # (one line); 3 a bench timed out. Run it on the node (inside its allocation under Slurm).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
+# shellcheck source=SCRIPTDIR/lib/workflow.sh
+source "$(dirname "$0")/lib/workflow.sh"  # die, join, parse_options, run_logged, launch_cmd, ...
 
 readonly prog=accept-node.sh
 readonly collectives=(allreduce allgather reducescatter broadcast reduce alltoall)
@@ -39,88 +41,50 @@ options:
   --launcher L          mpirun (default) or srun (srun --mpi=pmix -n N)
   --mpirun-args "..."   extra arguments for the launcher (split on spaces)
   --timeout S           passed to every bench: seconds without progress before it gives up
+  --bind none|auto      passed to every bench (default auto: each rank on its GPU's NUMA node,
+                        NCCL on the nearest NIC; recorded per rank in every result file)
   -h, --help            this text
 
 exit: 0 pass, 1 fail, 2 bad input, 3 a bench timed out
 EOF
 }
 
-die() {  # bad input: one line on stderr, exit 2
-  echo "$prog: $*" >&2
-  exit 2
-}
-
-join() {  # join SEPARATOR ITEM...: the items with SEPARATOR between them
-  local sep=$1 text=${2-} item
-  shift 2 || shift $#
-  for item; do text+=$sep$item; done
-  echo "$text"
-}
-
 # --- options -------------------------------------------------------------------------------------
 profile="" out="" np="" size="" backend="" bin_dir=${CCBENCH_BIN:-} report="" topo="" launcher=mpirun
-launcher_args="" timeout=""
-while [ $# -gt 0 ]; do
-  opt=$1 val="" has_val=0
-  case $opt in
-    --*=*) val=${opt#*=} opt=${opt%%=*} has_val=1 ;;
+launcher_args="" timeout="" bind=auto
+set_option() {  # set_option OPTION VALUE: an option that takes a value (parse_options)
+  case $1 in
+    --profile) profile=$2 ;;
+    --out) out=$2 ;;
+    --np) np=$2 ;;
+    --size) size=$2 ;;
+    --backend) backend=$2 ;;
+    --bin) bin_dir=$2 ;;
+    --report) report=$2 ;;
+    --topo) topo=$2 ;;
+    --launcher) launcher=$2 ;;
+    --mpirun-args) launcher_args=$2 ;;
+    --timeout) timeout=$2 ;;
+    --bind) bind=$2 ;;
   esac
-  case $opt in
-    -h | --help) usage; exit 0 ;;
-    --profile | --out | --np | --size | --backend | --bin | --report | --topo | --launcher | --mpirun-args | --timeout)
-      if [ "$has_val" = 0 ]; then
-        [ $# -ge 2 ] || die "$opt needs a value (see --help)"
-        val=$2
-        shift
-      fi ;;
-    *) die "unknown option '$opt' (see --help)" ;;
-  esac
-  shift
-  case $opt in
-    --profile) profile=$val ;;
-    --out) out=$val ;;
-    --np) np=$val ;;
-    --size) size=$val ;;
-    --backend) backend=$val ;;
-    --bin) bin_dir=$val ;;
-    --report) report=$val ;;
-    --topo) topo=$val ;;
-    --launcher) launcher=$val ;;
-    --mpirun-args) launcher_args=$val ;;
-    --timeout) timeout=$val ;;
-  esac
-done
+}
+parse_options --profile --out --np --size --backend --bin --report --topo --launcher --mpirun-args --timeout \
+  --bind -- "$@"
 
 is_size() { [[ $1 =~ ^[0-9]+[KMGTkmgt]?$ && ! $1 =~ ^0+[KMGTkmgt]?$ ]]; }
-[ -z "$np" ] || [[ $np =~ ^[1-9][0-9]*$ ]] || die "--np '$np': expected a whole number of ranks, at least 2"
+check_np "$np" 2
 [ -z "$np" ] || [ "$np" -ge 2 ] || die "--np $np: acceptance needs at least 2 ranks"
 [ -z "$size" ] || is_size "$size" || die "--size '$size': expected bytes, or a size like 512K, 1M, 16G (binary)"
-[ -z "$timeout" ] || [[ $timeout =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || die "--timeout '$timeout': expected seconds"
+check_timeout "$timeout"
+case $bind in none | auto) ;; *) die "--bind '$bind': expected none or auto" ;; esac
 case $backend in "" | mpi | nccl) ;; *) die "--backend '$backend': expected mpi or nccl" ;; esac
-case $launcher in
-  mpirun | srun) command -v "$launcher" >/dev/null || die "--launcher $launcher: '$launcher' is not on PATH" ;;
-  *) die "--launcher '$launcher': expected mpirun or srun" ;;
-esac
-read -r -a extra_args <<<"$launcher_args"
+set_launcher "$launcher" "$launcher_args"
 
 # --- binaries ------------------------------------------------------------------------------------
-bin_dir=${bin_dir:-$CCBENCH_BUILD/bench/apps}
-[ -d "$bin_dir" ] || die "--bin $bin_dir: no such directory (build first: scripts/quickstart.sh, or give --bin)"
+check_bin_dir
 for c in "${collectives[@]}" sendrecv; do
   [ -x "$bin_dir/${c}_bench" ] || die "not built: ${c}_bench (not in $bin_dir; build it, or give --bin DIR)"
 done
-build_dir=$(cd "$bin_dir/../.." && pwd)
-find_tool() {  # find_tool GIVEN RELATIVE-PATH NAME: the given path, else in the build, else on PATH
-  if [ -n "$1" ]; then
-    echo "$1"
-  elif [ -x "$build_dir/$2" ]; then
-    echo "$build_dir/$2"
-  elif [ -x "$CCBENCH_BUILD/$2" ]; then
-    echo "$CCBENCH_BUILD/$2"
-  else
-    command -v "$3" || true
-  fi
-}
 report=$(find_tool "$report" report/ccbench-report ccbench-report)
 [ -n "$report" ] && [ -x "$report" ] || die "not built: ccbench-report (give --report PATH)"
 topo_given=$topo
@@ -242,14 +206,10 @@ mkdir -p -- "$out/logs"
 out=$(cd "$out" && pwd)
 
 # --- running things ------------------------------------------------------------------------------
-child=""
 finished=0
 bench_rejected=0
 cleanup() {
-  if [ -n "$child" ]; then  # a bench still running (a signal arrived): end its whole process group
-    kill -TERM -- "-$child" 2>/dev/null || true
-    wait "$child" 2>/dev/null || true
-  fi
+  stop_child  # a bench still running (a signal arrived): end its whole process group
   if [ "$finished" = 0 ] && [ -n "$created_out" ] &&
     { [ "$bench_rejected" = 1 ] || [ -z "$(ls -A -- "$out/logs" 2>/dev/null)" ]; }; then
     rm -rf -- "$out"  # nothing was judged: leave nothing behind
@@ -262,32 +222,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# run_logged LOG CMD...: CMD's output shown and saved in LOG; returns CMD's exit code. The command
-# runs in its own process group, so that a signal to this script ends the whole job (cleanup).
-run_logged() {
-  local log=$1 rc=0
-  shift
-  set -m
-  (set -o pipefail; "$@" </dev/null 2>&1 | tee -- "$log") &
-  child=$!
-  set +m
-  wait "$child" || rc=$?
-  child=""
-  return "$rc"
-}
-
-launch_cmd() {  # launch_cmd NP BENCH ARGS...: sets the array cmd
-  local n=$1
-  shift
-  if [ "$launcher" = srun ]; then
-    cmd=(srun --mpi=pmix -n "$n" "${extra_args[@]}" "$@")
-  else
-    cmd=(mpirun -np "$n")
-    [ "$n" -le "$(nproc)" ] || cmd+=(--oversubscribe)
-    cmd+=("${extra_args[@]}" "$@")
-  fi
-}
-
 runs=()      # "NAME|RC|DESCRIPTION" per bench run
 results=()   # result files to judge
 timed_out=0
@@ -298,7 +232,7 @@ run_bench() {
   local name=$1 n=$2 envs=$3 what=$4 bench=$5 rc=0
   shift 5
   local file=$out/$name.json
-  launch_cmd "$n" "$bin_dir/$bench" "$@" --out "$file" ${timeout:+--timeout "$timeout"}
+  launch_cmd "$n" "$bin_dir/$bench" "$@" --bind "$bind" --out "$file" ${timeout:+--timeout "$timeout"}
   [ "$envs" = - ] || cmd=(env "$envs" "${cmd[@]}")
   echo
   echo "== $what"
@@ -319,7 +253,7 @@ run_bench() {
 }
 
 echo "$prog: profile $profile_id ($profile_path), chosen by $why"
-echo "$prog: backend $backend, $np ranks, launcher $launcher, results in $out"
+echo "$prog: backend $backend, $np ranks, launcher $launcher, --bind $bind, results in $out"
 if [ "$backend" = nccl ] && [ "${CUDA_DEVICE_ORDER:-PCI_BUS_ID}" != PCI_BUS_ID ]; then
   echo "$prog: note: CUDA_DEVICE_ORDER=$CUDA_DEVICE_ORDER: a failing GPU may be misnamed (PCI_BUS_ID: by bus id)"
 fi

@@ -11,11 +11,14 @@
 #include <optional>
 
 #include "backend_registry.hpp"
+#include "binding.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"
 #include "session.hpp"
 #include "topology_gather.hpp"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace ccbench {
 namespace {
@@ -96,14 +99,13 @@ std::string default_result_path(const CollectiveInfo& coll, const std::string& h
   return fmt::format("results/{}-{}-{}.json", coll.bench, host, utc_now_compact());
 }
 
-Membership join_group(const RunConfig& config, MpiGroup& world, const Layout& layout,
+Membership join_group(const RunConfig& config, BackendChoice choice, MpiGroup& world, const Layout& layout,
                       const std::vector<GroupPlan>& groups, std::string_view program) {
   Membership m;
   m.plan = group_of(groups, world.rank());
   const auto& ranks = m.plan != nullptr ? m.plan->ranks : std::vector<int>{};
   const auto key = std::find(ranks.begin(), ranks.end(), world.rank()) - ranks.begin();
   m.group = world.split(m.plan != nullptr ? m.plan->color : -1, static_cast<int>(key));
-  const BackendChoice choice = resolve_backend(config.backend);
   agreed(world, program, [&] {  // local checks first, so no rank enters set-up alone
     check_can_run(choice, layout.placement, local_hostname(), visible_gpus());
     return true;
@@ -115,6 +117,35 @@ Membership join_group(const RunConfig& config, MpiGroup& world, const Layout& la
     return make_backend(choice, *m.group, layout.placement, config.timeout_s);
   });
   return m;
+}
+
+std::size_t host_of(const Layout& layout, int rank) {
+  const auto host = std::find_if(layout.hosts.begin(), layout.hosts.end(), [&](const HostInfo& h) {
+    return std::find(h.ranks.begin(), h.ranks.end(), rank) != h.ranks.end();
+  });
+  return static_cast<std::size_t>(host - layout.hosts.begin());
+}
+
+std::optional<std::string> env_value(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value == nullptr ? std::nullopt : std::optional<std::string>(value);
+}
+
+BindingInputs binding_inputs(const RankPlacement& placement, BackendChoice choice) {
+  return {placement.local_rank, placement.local_size, choice == BackendChoice::Nccl, env_value("CUDA_VISIBLE_DEVICES"),
+          env_value("CUDA_DEVICE_ORDER")};
+}
+
+/// On world rank 0, one line when --bind auto left ranks unbound (the JSON says why for each).
+void warn_unbound(const std::vector<BindingRecord>& binding, std::string_view program) {
+  const auto unbound = std::count_if(binding.begin(), binding.end(),
+                                     [](const BindingRecord& b) { return b.policy == BindPolicy::Auto && !b.applied; });
+  const auto first = std::find_if(binding.begin(), binding.end(),
+                                  [](const BindingRecord& b) { return b.policy == BindPolicy::Auto && !b.applied; });
+  if (unbound > 0) {
+    fmt::print(stderr, "{}: warning: --bind auto: {} of {} rank(s) not bound, e.g. rank {} on {}: {}\n", program,
+               unbound, binding.size(), first->rank, first->host, first->note);
+  }
 }
 
 int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
@@ -152,11 +183,23 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   });
   guard.begin("set-up: gathering every host's topology");
   in.topology = gather_topology(world, layout.hosts, layout.placement.local_rank);
+  in.variables = communication_variables(environ);  // as the user set them, before --bind adds NCCL_IB_HCA
+  const BackendChoice choice = resolve_backend(in.config.backend);
+  const std::size_t host = host_of(layout, world.rank());
+  BindingRecord binding =
+      bind_rank(in.config.bind, in.topology[host], binding_inputs(layout.placement, choice));  // before the backend
   guard.begin("set-up: creating the groups and their communicators");
-  Membership member = join_group(in.config, world, layout, in.groups, coll.bench);
+  Membership member = join_group(in.config, choice, world, layout, in.groups, coll.bench);
+  const std::string bus_id = member.backend ? member.backend->device_bus_id() : std::string{};
   guard.begin("set-up: gathering where every rank runs");
-  in.places =
-      gather_places(world, layout.hosts, in.topology, member.backend ? member.backend->device_bus_id() : std::string{});
+  in.places = gather_places(world, layout.hosts, in.topology, bus_id);
+  binding.rank = world.rank();
+  binding.host = layout.hosts[host].hostname;
+  read_back_binding(binding, in.topology[host], bus_id);
+  in.binding = gather_binding(world, binding);
+  if (world.rank() == 0) {
+    warn_unbound(in.binding, coll.bench);
+  }
   in.result_path = agreed(world, coll.bench, [&] {
     if (!in.config.out_path.empty() || world.rank() != 0) {
       return in.config.out_path;

@@ -10,8 +10,6 @@
 #include "ccbench/topo/topology_json.hpp"
 #include "ccbench/version.hpp"
 
-extern char** environ;  // NOLINT(readability-redundant-declaration)
-
 namespace ccbench {
 
 Session::Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard)
@@ -62,7 +60,8 @@ void Session::start_document(const std::map<std::string, std::string>& versions)
   run.label = m_in.config.label;
   m_doc.environment.hosts = m_in.hosts;
   m_doc.environment.libraries = versions;
-  m_doc.environment.variables = communication_variables(environ);
+  m_doc.environment.variables = m_in.variables;
+  m_doc.environment.binding = m_in.binding;
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : m_in.topology) {
     hosts.push_back(topo::to_json(h));

@@ -31,9 +31,11 @@ struct SessionInputs {
   RunConfig config;
   std::vector<HostInfo> hosts;
   std::vector<GroupPlan> groups;
-  std::string result_path;                   // "-" for stdout; only world rank 0 writes
-  std::vector<topo::HostTopology> topology;  // one per host
-  std::vector<topo::RankPlace> places;       // one per world rank
+  std::string result_path;                       // "-" for stdout; only world rank 0 writes
+  std::vector<topo::HostTopology> topology;      // one per host
+  std::vector<topo::RankPlace> places;           // one per world rank
+  std::vector<BindingRecord> binding;            // one per world rank: what --bind did, read back
+  std::map<std::string, std::string> variables;  // world rank 0's communication variables, before --bind
 };
 
 class Session {

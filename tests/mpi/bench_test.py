@@ -6,6 +6,7 @@
   bench_test.py ... sigkill --victim job|writer
   bench_test.py ... sigstop --at setup|sweep
   bench_test.py ... stdout-json
+  bench_test.py ... bind                (--bind auto / none: what each rank got, read back, in the JSON)
   bench_test.py ... gpu-nccl            (exit 77 = skipped when no GPU is visible)
 
 Each run happens in a fresh temporary directory. Failures raise AssertionError (exit 1).
@@ -50,11 +51,11 @@ class Env:
                         OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl="self,vader",
                         OMPI_MCA_rmaps_base_oversubscribe="1")
 
-    def command(self, bench, np, flags):
-        return [self.mpirun, "-q", "-np", str(np), "--bind-to", "none", str(self.bin_dir / bench), *flags]
+    def command(self, bench, np, flags, bind_to="none"):
+        return [self.mpirun, "-q", "-np", str(np), "--bind-to", bind_to, str(self.bin_dir / bench), *flags]
 
-    def run(self, bench, np, flags, cwd, timeout=240):
-        cmd = self.command(bench, np, flags)
+    def run(self, bench, np, flags, cwd, timeout=240, bind_to="none"):
+        cmd = self.command(bench, np, flags, bind_to)
         print("$", " ".join(cmd), flush=True)
         return subprocess.run(cmd, cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
 
@@ -320,6 +321,69 @@ def split(env, args):
         print(f"PASS: --split {args.split}: groups {sorted(got)}")
 
 
+def cpulist(cpus):
+    """[0, 1, 2, 5] -> "0-2,5", the kernel's cpulist format."""
+    spans = []
+    for cpu in sorted(cpus):
+        if spans and cpu == spans[-1][1] + 1:
+            spans[-1][1] = cpu
+        else:
+            spans.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def parse_cpulist(text):
+    cpus = set()
+    for item in filter(None, text.split(",")):
+        a, _, b = item.partition("-")
+        cpus.update(range(int(a), int(b or a) + 1))
+    return cpus
+
+
+def bind_run(env, tmp, policy, launcher):
+    """allreduce_bench -np 2 --bind POLICY under mpirun --bind-to LAUNCHER; the validated binding entries."""
+    out = pathlib.Path(tmp) / f"{policy}-{launcher}.json"
+    p = env.run("allreduce_bench", 2, ["-b", "1K", "-e", "4K", "-f", "4", "-n", "3", "-c", "1", "--bind", policy,
+                                       "--out", str(out)], tmp, bind_to=launcher)
+    assert p.returncode == 0, f"exit code {p.returncode}: {p.stderr}"
+    doc = env.validate(out)
+    assert doc["schema_version"] == "1.2.0", doc["schema_version"]
+    binding = doc["environment"]["binding"]
+    assert [b["rank"] for b in binding] == [0, 1], binding
+    host = doc["environment"]["hosts"][0]["hostname"]
+    print(f"--bind {policy} under mpirun --bind-to {launcher}:")
+    for b in binding:
+        print(f"  rank {b['rank']}: applied {b['applied']} numa_node {b['numa_node']} cpus {b['cpus']} "
+              f"memory {b['memory']!r} gpu {b['gpu']} nic {b['nic']} nic_applied {b['nic_applied']} note {b['note']!r}")
+        assert b["policy"] == policy and b["host"] == host and b["gpu"] is None and b["nic_applied"] is None, b
+    return binding
+
+
+def bind(env, args):
+    node0 = pathlib.Path("/sys/devices/system/node/node0/cpulist").read_text().strip()
+    launcher = cpulist(os.sched_getaffinity(0))  # mpirun --bind-to none passes on its own affinity
+    print(f"this machine: node0 cpulist {node0}; this process's affinity {launcher}")
+    with tempfile.TemporaryDirectory() as tmp:
+        # auto replaces whatever the launcher did: mpirun binds each rank to one core here
+        for b in bind_run(env, tmp, "auto", "core"):
+            assert b["applied"] is True and b["numa_node"] == 0 and b["cpus"] == node0, b
+            # set_mempolicy needs CAP_SYS_NICE inside a container; without it the note says so
+            assert b["memory"] == "preferred node 0" or "set_mempolicy" in b["note"], b
+            assert b["nic"] is None or "not applied" in b["note"], b  # MPI picked its NICs in MPI_Init
+        for b in bind_run(env, tmp, "none", "none"):
+            assert b["applied"] is False and b["cpus"] == launcher and b["memory"] == "unchanged", b
+            assert b["nic"] is None and b["note"].startswith("--bind auto would use NUMA node 0"), b
+        cores = bind_run(env, tmp, "none", "core")  # recorded as found: one core each
+        sets = [parse_cpulist(b["cpus"]) for b in cores]
+        assert all(s and s <= parse_cpulist(launcher) for s in sets) and not sets[0] & sets[1], sets
+        p = env.run("allreduce_bench", 2, ["--bind", "numa"], tmp, timeout=60)
+        ours = [line for line in p.stderr.splitlines() if line.startswith("allreduce_bench:")]
+        assert p.returncode == 2 and ours == ["allreduce_bench: error: --bind 'numa' is not none or auto"], \
+            (p.returncode, p.stderr)
+        print(f"--bind numa: exit 2, one line: {ours[0]}")
+    print(f"PASS: --bind auto put both ranks on node 0 ({node0}); --bind none recorded the launcher's binding")
+
+
 def gpu_nccl(env, args):
     smi = shutil.which("nvidia-smi")
     listed = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
@@ -364,10 +428,11 @@ def main():
     sp = sub.add_parser("split")
     sp.add_argument("--split", required=True, choices=sorted(SPLITS))
     sub.add_parser("gpu-nccl")
+    sub.add_parser("bind")
     args = parser.parse_args()
     env = Env(args)
     handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "stdout-json": stdout_json, "split": split,
-               "gpu-nccl": gpu_nccl}[args.what]
+               "gpu-nccl": gpu_nccl, "bind": bind}[args.what]
     return handler(env, args) or 0
 
 

@@ -47,6 +47,7 @@ TEST(Cli, Defaults) {
   EXPECT_EQ(c.placement, Placement::Both);
   EXPECT_FALSE(c.iters);
   EXPECT_FALSE(c.check);
+  EXPECT_EQ(c.bind, BindPolicy::None);
   EXPECT_TRUE(config({"--check"}).check);
   EXPECT_FALSE(config({"-c", "0"}).check);
 }
@@ -65,6 +66,8 @@ TEST(Cli, LongFlags) {
   EXPECT_EQ(c.label, "x");
   EXPECT_TRUE(c.keep_samples);
   EXPECT_EQ(c.peak_GBps, 450.0);
+  EXPECT_EQ(config({"--bind", "auto"}).bind, BindPolicy::Auto);
+  EXPECT_EQ(config({"--bind", "none"}).bind, BindPolicy::None);
 }
 
 TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
@@ -81,6 +84,7 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
       {{"-c", "2"}, "--check 2 must be 0 or 1"},
       {{"--no-such-flag"}, "--no-such-flag"},
       {{"--target-ci", "0"}, "--target-ci 0 must be a fraction"},
+      {{"--bind", "numa"}, "--bind 'numa' is not none or auto"},
   };
   for (const auto& [args, expected] : cases) {
     const std::string message = error_of(args);

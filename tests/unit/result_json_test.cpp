@@ -22,6 +22,10 @@ ResultDocument sample_document() {
   doc.environment.hosts = {{"node0", {0, 1}}, {"node1", {2, 3}}};
   doc.environment.libraries = {{"mpi", "Open MPI v4.1.4"}};
   doc.environment.variables = {{"NCCL_ALGO", "Ring"}};
+  doc.environment.binding = {{0, "node0", BindPolicy::Auto, true, 0, "0-15,32-47", "preferred node 0", "0000:1b:00.0",
+                              "mlx5_0", "NCCL_IB_HCA==mlx5_0", ""},
+                             {1, "node0", BindPolicy::None, false, std::nullopt, "0-63", "unchanged", std::nullopt,
+                              std::nullopt, std::nullopt, "--bind auto would use NUMA node 1 (CPUs 16-31,48-63)"}};
   doc.topology = {{"hosts", {{{"hostname", "node0"}, {"gpus", nlohmann::json::array()}}}}};
   CaseResult r;
   r.benchmark = "allreduce_bench";
@@ -68,7 +72,7 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.1.0");
+  EXPECT_EQ(j.at("schema_version"), "1.2.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
 }
@@ -87,6 +91,28 @@ TEST(ResultJson, ReadsA1_0DocumentAsOneWorldGroup) {
   EXPECT_EQ(doc.results.at(0).group_id, "world");
   EXPECT_TRUE(doc.results.at(0).group_ranks.empty());
   EXPECT_TRUE(doc.topology.is_null());
+}
+
+TEST(ResultJson, BindingIsOneEntryPerRankWithNulls) {
+  const nlohmann::json j = to_json(sample_document());
+  const auto& b = j.at("environment").at("binding");
+  ASSERT_EQ(b.size(), 2U);
+  EXPECT_EQ(b[0].at("policy"), "auto");
+  EXPECT_EQ(b[0].at("nic_applied"), "NCCL_IB_HCA==mlx5_0");
+  EXPECT_EQ(b[1].at("numa_node"), nullptr);
+  EXPECT_EQ(b[1].at("gpu"), nullptr);
+  ResultDocument without = sample_document();  // a document made without ranks (a reader's test) has none
+  without.environment.binding.clear();
+  EXPECT_FALSE(to_json(without).at("environment").contains("binding"));
+}
+
+TEST(ResultJson, ReadsA1_1DocumentWithoutBinding) {
+  nlohmann::json j = to_json(sample_document());
+  j["schema_version"] = "1.1.0";
+  j["environment"].erase("binding");
+  EXPECT_TRUE(document_from_json(j).environment.binding.empty());
+  j["environment"]["binding"] = {{{"rank", 0}}};
+  EXPECT_THROW(document_from_json(j), std::exception);
 }
 
 TEST(ResultJson, UnitsAndNullsAsDocumented) {

@@ -157,6 +157,8 @@ def accept_pass(env, args):
             assert not found, f"{b}_bench.json does not validate: {found[0]}"
             sizes = {r["size_bytes"] for r in doc["results"]}
             assert sizes == {512 * 1024}, f"{b}_bench sizes {sizes}"
+            binding = doc["environment"]["binding"]  # accept-node.sh's default --bind auto, as applied
+            assert binding and all(x["policy"] == "auto" and x["applied"] for x in binding), binding
         cases = junit_cases(out / "accept.xml")
         checks = [c["id"] for c in json.loads(PROFILE.read_text())["checks"]]
         assert sorted(cases) == sorted(checks), sorted(cases)
@@ -201,6 +203,7 @@ def accept_bad_input(env, args):
         (["--profile", "mpi-host-smoke", "--np", "two"], ["--np 'two'"]),
         (["--profile", "mpi-host-smoke", "--size", "12Q"], ["--size '12Q'"]),
         (["--profile", "mpi-host-smoke", "--launcher", "ssh"], ["--launcher 'ssh'"]),
+        (["--profile", "mpi-host-smoke", "--bind", "numa"], ["--bind 'numa'"]),
         (["--profile", str(ROOT / "README.md")], ["not a readable JSON profile"]),
     ]
     smi = shutil.which("nvidia-smi")

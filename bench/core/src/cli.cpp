@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 
+#include "ccbench/binding.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/version.hpp"
@@ -21,6 +22,7 @@ struct RawOptions {
   std::string timing = "batch";
   std::string placement = "both";
   std::string split = "world";
+  std::string bind = "none";
   std::int64_t iters = -1;
   std::int64_t warmup = 5;
   std::int64_t batch = -1;
@@ -50,6 +52,9 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
   app.add_option("--split", raw.split,
                  "run in groups side by side: world | node | cross-node (one rank per node) | rail (same local "
                  "rank across nodes) | pairs");
+  app.add_option("--bind", raw.bind,
+                 "none (keep the launcher's CPU binding) | auto (each rank on its GPU's NUMA node, or host memory's "
+                 "ranks spread over the nodes; NCCL uses the nearest NIC); recorded per rank either way");
   app.add_option("--target-ci", c.target_ci, "stop when the median's 95% CI is within this fraction (0.01)");
   app.add_option("--time-budget", c.time_budget_s, "seconds of sampling per size at most (default 1)");
   app.add_option("--min-samples", raw.min_samples, "samples per size at least (default 10)");
@@ -85,6 +90,7 @@ void apply(const RawOptions& raw, RunConfig& c) {
   c.op = parse_or_throw(parse_reduce_op(raw.op), "--op", raw.op, "one of: " + reduce_op_names());
   c.split = parse_or_throw(parse_split(raw.split), "--split", raw.split, "world, node, cross-node, rail or pairs");
   c.timing = parse_or_throw(parse_timing_mode(raw.timing), "--timing", raw.timing, "batch or per_op");
+  c.bind = parse_or_throw(parse_bind_policy(raw.bind), "--bind", raw.bind, "none or auto");
   if (raw.backend == "auto" || raw.backend == "mpi" || raw.backend == "nccl") {
     c.backend = raw.backend == "auto"  ? BackendChoice::Auto
                 : raw.backend == "mpi" ? BackendChoice::Mpi

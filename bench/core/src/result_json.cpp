@@ -8,6 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "ccbench/binding.hpp"
+
 namespace ccbench {
 
 std::string_view name(CaseStatus status) {
@@ -191,6 +193,37 @@ CaseResult case_from_json(const nlohmann::json& j) {
   return r;
 }
 
+nlohmann::json binding_to_json(const BindingRecord& b) {
+  return {{"rank", b.rank},
+          {"host", b.host},
+          {"policy", name(b.policy)},
+          {"applied", b.applied},
+          {"numa_node", optional_json(b.numa_node)},
+          {"cpus", b.cpus},
+          {"memory", b.memory},
+          {"gpu", optional_json(b.gpu)},
+          {"nic", optional_json(b.nic)},
+          {"nic_applied", optional_json(b.nic_applied)},
+          {"note", b.note}};
+}
+
+BindingRecord binding_from_json(const nlohmann::json& j) {
+  static constexpr BindPolicy kPolicies[] = {BindPolicy::None, BindPolicy::Auto};
+  BindingRecord b;
+  b.rank = j.at("rank").get<int>();
+  b.host = j.at("host").get<std::string>();
+  b.policy = enum_from(j.at("policy"), kPolicies, "binding policy");
+  b.applied = j.at("applied").get<bool>();
+  b.numa_node = optional_from<int>(j.at("numa_node"));
+  b.cpus = j.at("cpus").get<std::string>();
+  b.memory = j.at("memory").get<std::string>();
+  b.gpu = optional_from<std::string>(j.at("gpu"));
+  b.nic = optional_from<std::string>(j.at("nic"));
+  b.nic_applied = optional_from<std::string>(j.at("nic_applied"));
+  b.note = j.at("note").get<std::string>();
+  return b;
+}
+
 nlohmann::json to_json(const ResultDocument& doc) {
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : doc.environment.hosts) {
@@ -199,6 +232,15 @@ nlohmann::json to_json(const ResultDocument& doc) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : doc.results) {
     results.push_back(case_to_json(r));
+  }
+  nlohmann::json environment = {
+      {"hosts", hosts}, {"libraries", doc.environment.libraries}, {"variables", doc.environment.variables}};
+  if (!doc.environment.binding.empty()) {  // optional since 1.2: a document built without ranks has none
+    nlohmann::json binding = nlohmann::json::array();
+    for (const auto& b : doc.environment.binding) {
+      binding.push_back(binding_to_json(b));
+    }
+    environment["binding"] = binding;
   }
   const auto& run = doc.run;
   return {{"schema", kSchemaName},
@@ -212,8 +254,7 @@ nlohmann::json to_json(const ResultDocument& doc) {
             {"tool_version", run.tool_version},
             {"git_revision", run.git_revision},
             {"label", run.label}}},
-          {"environment",
-           {{"hosts", hosts}, {"libraries", doc.environment.libraries}, {"variables", doc.environment.variables}}},
+          {"environment", environment},
           {"topology", doc.topology},
           {"results", results}};
 }
@@ -238,6 +279,9 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   }
   doc.environment.libraries = env.at("libraries").get<std::map<std::string, std::string>>();
   doc.environment.variables = env.at("variables").get<std::map<std::string, std::string>>();
+  for (const auto& b : env.value("binding", nlohmann::json::array())) {  // added in 1.2.0
+    doc.environment.binding.push_back(binding_from_json(b));
+  }
   doc.topology = j.at("topology");
   for (const auto& r : j.at("results")) {
     doc.results.push_back(case_from_json(r));

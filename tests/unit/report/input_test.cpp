@@ -46,6 +46,34 @@ TEST(ReportInput, OlderMinorVersionIsRead) {
   EXPECT_EQ(run.name(), "v1.0");
 }
 
+// 1.2.0 adds environment.binding; a real 1.1 run with it added stands in for a 1.2 document.
+TEST(ReportInput, Version1_2WithBindingIsRead) {
+  auto doc = nlohmann::json::parse(slurp(kRuns / "allreduce-np4-a.json"));
+  doc["schema_version"] = "1.2.0";
+  doc["environment"]["binding"] = nlohmann::json::array();
+  for (int rank = 0; rank < 4; ++rank) {
+    doc["environment"]["binding"].push_back({{"rank", rank},
+                                             {"host", "node0"},
+                                             {"policy", "auto"},
+                                             {"applied", true},
+                                             {"numa_node", 0},
+                                             {"cpus", "0-1"},
+                                             {"memory", "preferred node 0"},
+                                             {"gpu", nullptr},
+                                             {"nic", "eth0"},
+                                             {"nic_applied", nullptr},
+                                             {"note", "MPI chose its NICs in MPI_Init: eth0 recorded, not applied"}});
+  }
+  const auto run = read_result_text(doc.dump(), "doc.json");
+  EXPECT_EQ(run.schema_version, "1.2.0");
+  ASSERT_EQ(run.doc.environment.binding.size(), 4U);
+  EXPECT_EQ(run.doc.environment.binding[3].rank, 3);
+  EXPECT_EQ(run.doc.environment.binding[3].numa_node, 0);
+  doc["environment"]["binding"][2]["policy"] = "numa";
+  EXPECT_EQ(error_of(doc.dump()),
+            "doc.json: /environment/binding/2/policy: expected one of \"none\", \"auto\", got \"numa\"");
+}
+
 TEST(ReportInput, NameIsLabelElseFileStem) {
   EXPECT_EQ(read_result_file(kRuns / "allreduce-np4-a.json").name(), "base");
   EXPECT_EQ(read_result_file(kRuns / "allgather-np4.json").name(), "allgather-np4");

@@ -17,6 +17,8 @@ namespace ccbench {
 enum class BackendChoice { Auto, Mpi, Nccl };
 enum class TimingMode { Batch, PerOp };
 enum class Placement { OutOfPlace, InPlace, Both };
+/// --bind: none leaves the launcher's binding alone; auto binds each rank near its memory (binding.hpp).
+enum class BindPolicy { None, Auto };
 
 std::string_view name(BackendChoice choice);
 std::string_view name(TimingMode mode);
@@ -38,6 +40,7 @@ struct RunConfig {
   TimingMode timing = TimingMode::Batch;
   Placement placement = Placement::Both;
   Split split = Split::World;
+  BindPolicy bind = BindPolicy::None;
   double target_ci = 0.01;     // relative half-width of the median's 95% CI
   double time_budget_s = 1.0;  // per size and placement, after warm-up
   std::uint64_t min_samples = 10;

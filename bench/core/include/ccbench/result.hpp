@@ -15,7 +15,8 @@
 namespace ccbench {
 
 inline constexpr std::string_view kSchemaName = "ccbench.result";
-inline constexpr std::string_view kSchemaVersion = "1.1.0";  // 1.1: group_id, group_ranks, group_hosts
+// 1.1: group_id, group_ranks, group_hosts, topology; 1.2: environment.binding
+inline constexpr std::string_view kSchemaVersion = "1.2.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 enum class StopReason { FixedIters, TargetCi, TimeBudget, MaxSamples };
@@ -65,8 +66,24 @@ struct RunInfo {
   std::string benchmark;
 };
 
+/// What --bind did for one rank, as read back from the kernel once set-up was done (schema 1.2).
+struct BindingRecord {
+  int rank = 0;
+  std::string host;
+  BindPolicy policy = BindPolicy::None;
+  bool applied = false;                    // the CPU affinity was set by --bind auto
+  std::optional<int> numa_node;            // auto: the node bound to; none: the node holding every CPU of the affinity
+  std::string cpus;                        // the affinity in force, in the kernel's cpulist format ("0-15,32-47")
+  std::string memory = "unchanged";        // "preferred node 0" (read back), or "unchanged"
+  std::optional<std::string> gpu;          // the rank's GPU (PCI bus id); null for host memory
+  std::optional<std::string> nic;          // the NIC nearest the rank's memory
+  std::optional<std::string> nic_applied;  // "NCCL_IB_HCA==mlx5_0" when we set it; null otherwise
+  std::string note;                        // why something was not applied, or what to know
+};
+
 struct EnvironmentInfo {
   std::vector<HostInfo> hosts;
+  std::vector<BindingRecord> binding;            // one per world rank; empty in documents before 1.2
   std::map<std::string, std::string> libraries;  // {"mpi": "Open MPI v4.1.4", "nccl": ...}
   std::map<std::string, std::string> variables;  // allow-listed environment variables
 };
