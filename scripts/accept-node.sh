@@ -300,7 +300,10 @@ fi
 # 4. copy and RDMA benches, when built (same flags as every bench)
 not_built=()
 for b in "${optional_benches[@]}"; do
-  if [ -x "$bin_dir/$b" ]; then
+  if [ "$b" = ib_write_bw_bench ] && [ -x "$bin_dir/$b" ] && [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+    echo "not run: $b (no RDMA device in /sys/class/infiniband)"
+    not_built+=("$b (no RDMA device)")
+  elif [ -x "$bin_dir/$b" ]; then
     s=$(size_of "$b")
     run_bench "$b" "$np" - "$b at $s" "$b" -b "$s" -e "$s" -c 1
   else
@@ -345,7 +348,7 @@ for r in "${runs[@]}"; do
 done
 [ ! -f "$out/accept.xml" ] || echo "  accept.xml: JUnit XML (one testcase per check)"
 echo "  accept.txt: the verdict table; logs/: every command's output"
-[ ${#not_built[@]} = 0 ] || echo "not built: $(join ", " "${not_built[@]}")"
+[ ${#not_built[@]} = 0 ] || echo "not built or not run: $(join ", " "${not_built[@]}")"
 [ ${#broken[@]} = 0 ] || echo "benches that crashed or wrote no result: $(join "; " "${broken[@]}")"
 [ -z "$failed_checks" ] || echo "failed checks: $failed_checks"
 [ "$timed_out" = 0 ] || echo "a bench timed out (exit 3): see its table above and its JSON"

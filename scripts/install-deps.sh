@@ -9,7 +9,9 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   chromium fonts-dejavu-core python3-pil        # the HTML report opened in headless Chromium
   python3-junitparser                           # JUnit XML from ccbench-report accept, parsed
   slurm-wlm munge                               # the slurm tier: a two-node Slurm cluster on this machine
-  iproute2)                                     # the cluster tier: network namespaces, veth, tc
+  iproute2                                      # the cluster tier: network namespaces, veth, tc
+  qemu-system-x86 busybox-static kmod perftest  # the rdma tier: Soft-RoCE in a QEMU guest, perftest for reference
+  ibverbs-providers ibverbs-utils)              # the rdma tier: rxe verbs provider, ibv_devinfo in the guest
 
 missing=()
 for p in "${packages[@]}"; do

@@ -8,11 +8,30 @@
 #if CCBENCH_HAVE_NCCL
 #include "ccbench/nccl/nccl_backend.hpp"
 #endif
+#if CCBENCH_HAVE_VERBS
+#include "ccbench/verbs/verbs_backend.hpp"
+#endif
 
 namespace ccbench {
 namespace {
 
 constexpr bool kNcclBuilt = CCBENCH_HAVE_NCCL == 1;
+constexpr bool kVerbsBuilt = CCBENCH_HAVE_VERBS == 1;
+constexpr std::string_view kNoVerbs =
+    "this build has no verbs backend (libibverbs was not found when it was configured: apt-get install "
+    "libibverbs-dev, then reconfigure with -DCCBENCH_VERBS=ON)";
+
+std::unique_ptr<Backend> make_verbs(Group& group, const RunConfig& config, int world_rank, const std::string& host) {
+#if CCBENCH_HAVE_VERBS
+  return make_verbs_backend(group, config, world_rank, host);
+#else
+  (void)group;
+  (void)config;
+  (void)world_rank;
+  (void)host;
+  throw UsageError(std::string{kNoVerbs});
+#endif
+}
 
 std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, double timeout_s) {
 #if CCBENCH_HAVE_NCCL
@@ -36,6 +55,9 @@ int visible_gpus() {
 }
 
 void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, int gpus) {
+  if (choice == BackendChoice::Verbs && !kVerbsBuilt) {
+    throw UsageError(std::string{kNoVerbs});
+  }
   if (choice != BackendChoice::Nccl) {
     return;
   }
@@ -62,10 +84,12 @@ BackendChoice resolve_backend(BackendChoice requested) {
 }
 
 std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,
-                                      double timeout_s) {
+                                      const RunConfig& config, int world_rank, const std::string& host) {
   switch (choice) {
     case BackendChoice::Nccl:
-      return make_nccl(group, placement, timeout_s);
+      return make_nccl(group, placement, config.timeout_s);
+    case BackendChoice::Verbs:
+      return make_verbs(group, config, world_rank, host);
     case BackendChoice::Mpi:
     case BackendChoice::Auto:
       break;

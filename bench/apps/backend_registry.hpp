@@ -25,7 +25,9 @@ int visible_gpus();
 /// run on this host with `gpus` visible (none, or more ranks on the host than GPUs).
 void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, int gpus);
 
-/// Collective. Throws UsageError when the backend cannot run (see check_can_run).
-std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement, double timeout_s);
+/// Collective over `group`. Throws UsageError when the backend cannot run (see check_can_run).
+/// `world_rank` and `host` name this rank where a backend records its side (verbs).
+std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,
+                                      const RunConfig& config, int world_rank, const std::string& host);
 
 }  // namespace ccbench

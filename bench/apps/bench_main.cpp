@@ -15,6 +15,7 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"
+#include "ccbench/pairing.hpp"
 #include "session.hpp"
 #include "topology_gather.hpp"
 
@@ -114,9 +115,36 @@ Membership join_group(const RunConfig& config, BackendChoice choice, MpiGroup& w
     if (m.group == nullptr) {
       return nullptr;  // idles in this split
     }
-    return make_backend(choice, *m.group, layout.placement, config.timeout_s);
+    return make_backend(choice, *m.group, layout.placement, config, world.rank(), local_hostname());
   });
   return m;
+}
+
+/// --all-pairs: every pair of ranks, in rounds of disjoint pairs (each round's pairs numbered from 0).
+std::vector<std::vector<GroupPlan>> all_pairs_plan(const std::vector<HostInfo>& hosts, int ranks) {
+  std::vector<std::string> host_of_rank(static_cast<std::size_t>(ranks));
+  for (const auto& h : hosts) {
+    for (const int r : h.ranks) {
+      host_of_rank[static_cast<std::size_t>(r)] = h.hostname;
+    }
+  }
+  std::vector<std::vector<GroupPlan>> rounds;
+  for (const auto& round : all_pairs_rounds(ranks)) {
+    auto& groups = rounds.emplace_back();
+    for (const auto& [a, b] : round) {
+      GroupPlan g;
+      g.color = static_cast<int>(groups.size());
+      g.kind = "pair";
+      g.id = fmt::format("pair:{}-{}", a, b);
+      g.ranks = {a, b};
+      g.hosts = {host_of_rank[static_cast<std::size_t>(a)]};
+      if (host_of_rank[static_cast<std::size_t>(b)] != g.hosts.front()) {
+        g.hosts.push_back(host_of_rank[static_cast<std::size_t>(b)]);
+      }
+      groups.push_back(std::move(g));
+    }
+  }
+  return rounds;
 }
 
 std::size_t host_of(const Layout& layout, int rank) {
@@ -166,10 +194,25 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   const Layout layout = discover_layout(world);
   in.hosts = layout.hosts;
   in.groups = plan_groups(in.config.split, layout.hosts);
+  if (is_rdma(in.config.collective) && in.config.rdma.all_pairs) {
+    in.rounds = all_pairs_plan(layout.hosts, world.size());
+    in.groups.clear();
+    for (const auto& round : in.rounds) {
+      in.groups.insert(in.groups.end(), round.begin(), round.end());
+    }
+    if (in.groups.empty()) {  // one rank: a single group of one, skipped as every split's is
+      in.groups = plan_groups(Split::Pairs, layout.hosts);
+      in.rounds.clear();
+    }
+  }
   agreed(world, coll.bench, [&] {
     const auto smallest = std::min_element(in.groups.begin(), in.groups.end(), [](const auto& a, const auto& b) {
       return a.ranks.size() < b.ranks.size();
     });
+    if (is_rdma(in.config.collective) && world.size() < 2) {
+      throw UsageError(
+          fmt::format("{} measures between 2 ranks: start it with mpirun -np 2 (or more, in pairs)", coll.bench));
+    }
     const auto n = smallest->ranks.size();
     if (coll.has_root && in.config.root >= static_cast<int>(n)) {
       throw UsageError(
@@ -189,7 +232,8 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   BindingRecord binding =
       bind_rank(in.config.bind, in.topology[host], binding_inputs(layout.placement, choice));  // before the backend
   guard.begin("set-up: creating the groups and their communicators");
-  Membership member = join_group(in.config, choice, world, layout, in.groups, coll.bench);
+  Membership member =
+      join_group(in.config, choice, world, layout, in.rounds.empty() ? in.groups : in.rounds.front(), coll.bench);
   const std::string bus_id = member.backend ? member.backend->device_bus_id() : std::string{};
   guard.begin("set-up: gathering where every rank runs");
   in.places = gather_places(world, layout.hosts, in.topology, bus_id);
@@ -207,7 +251,10 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
     return default_result_path(coll, layout.hosts.front().hostname);
   });
   guard.idle("set-up");
-  Session session(std::move(in), world, std::move(member), guard);
+  const RunConfig config = in.config;
+  Session session(std::move(in), world, std::move(member), guard, [&](const std::vector<GroupPlan>& groups) {
+    return join_group(config, choice, world, layout, groups, coll.bench);
+  });
   try {
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job

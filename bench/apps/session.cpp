@@ -7,17 +7,19 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/result_json.hpp"
+#include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology_json.hpp"
 #include "ccbench/version.hpp"
 
 namespace ccbench {
 
-Session::Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard)
+Session::Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard, JoinRound join_round)
     : m_in(std::move(inputs)),
       m_coll(info(m_in.config.collective)),
       m_world(world),
       m_member(std::move(membership)),
-      m_guard(guard) {
+      m_guard(guard),
+      m_join_round(std::move(join_round)) {
   if (is_writer()) {
     m_guard.set_recorder([this](const Hang& h) { record_hang(h); });
   }
@@ -70,6 +72,9 @@ void Session::start_document(const std::map<std::string, std::string>& versions)
 }
 
 void Session::plan_peaks() {
+  if (is_rdma(m_in.config.collective)) {
+    return;  // a pair's ports are known once it is connected (record)
+  }
   for (const auto& g : m_in.groups) {
     std::vector<topo::RankPlace> places;
     for (const int r : g.ranks) {
@@ -88,7 +93,10 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   h.backend = lib == versions.end() ? backend : fmt::format("{} ({})", backend, lib->second);
   h.ranks = m_world.size();
   h.hosts = static_cast<int>(m_in.hosts.size());
-  if (c.split != Split::World) {
+  if (c.rdma.all_pairs && is_rdma(c.collective)) {
+    h.groups = fmt::format("--all-pairs: {} pair(s) in {} round(s), the pairs of a round side by side",
+                           m_in.groups.size(), m_in.rounds.size());
+  } else if (c.split != Split::World) {
     h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_in.groups.size());
   }
   const std::string batch =
@@ -153,7 +161,11 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
     const Measurement m = runner.measure(r.spec);
     m_guard.idle("between ops");
     summarize_into(r, m, m_in.config.keep_samples);
+    if (m_coll.id == Collective::IbWriteBw && r.time && r.time->min > 0.0) {
+      r.bw_peak_GBps = static_cast<double>(r.size_bytes) / r.time->min / 1e9;
+    }
   }
+  r.rdma = m_member.backend->rdma_info();
   return m_member.group->rank() == 0 ? case_to_json(r).dump() : std::string{};
 }
 
@@ -185,9 +197,37 @@ void Session::write_document() {
   }
 }
 
+namespace {
+
+// An RDMA pair is bounded by the slower of its two ports, as rated in the spec database.
+topo::Peak rdma_peak(const RdmaInfo& rdma) {
+  topo::Peak peak;
+  for (const auto& e : rdma.endpoints) {
+    const auto spec = e.rate_Gbps ? topo::SpecDatabase::builtin().nic(*e.rate_Gbps, e.link_layer) : std::nullopt;
+    if (!spec) {
+      peak.GBps.reset();
+      peak.basis =
+          fmt::format("{} port {} on {}: {} is not a rated port in the spec database", e.device, e.port, e.host,
+                      e.rate_Gbps ? fmt::format("{} {:g} Gb/s", e.link_layer, *e.rate_Gbps)
+                                  : std::string{"its rate is unknown, which"});
+      return peak;
+    }
+    if (!peak.GBps || spec->GBps < *peak.GBps) {
+      peak.GBps = spec->GBps;
+      peak.basis = fmt::format("{} ({} port {} on {})", spec->name, e.device, e.port, e.host);
+    }
+  }
+  return peak;
+}
+
+}  // namespace
+
 void Session::record(CaseResult& result) {
   if (!is_writer()) {
     return;
+  }
+  if (result.rdma && !m_in.config.peak_GBps) {
+    m_peaks[result.group_id] = rdma_peak(*result.rdma);
   }
   const auto peak = m_peaks.find(result.group_id);
   if (!m_in.config.peak_GBps && peak != m_peaks.end()) {
@@ -215,7 +255,7 @@ void Session::record_hang(const Hang& hang) {
                       a->activity == op_activity(m_coll.name, m_position->size, m_position->in_place, g.id));
   };
   auto& done = m_position->timed_out;
-  for (const auto& g : m_in.groups) {
+  for (const auto& g : current_groups()) {
     if (std::find(done.begin(), done.end(), g.id) != done.end() ||
         std::none_of(g.ranks.begin(), g.ranks.end(), [&](int rank) { return in_op(g, rank); })) {
       continue;
@@ -298,7 +338,19 @@ int Session::run() {
     plan_peaks();
     printer.header(table_header(facts.versions, facts.backend, facts.clock));
   }
-  const bool failed = sweep(printer);
+  bool failed = sweep(printer);
+  for (std::size_t round = 1; round < m_in.rounds.size(); ++round) {  // --all-pairs: the next round's pairs
+    {
+      const std::lock_guard lock(m_doc_mutex);
+      m_round = round;
+      m_position.reset();
+    }
+    m_guard.begin(fmt::format("set-up: connecting the pairs of round {} of {}", round + 1, m_in.rounds.size()));
+    m_member = Membership{};  // the last round's queue pairs go first
+    m_member = m_join_round(m_in.rounds[round]);
+    m_guard.idle("set-up");
+    failed = sweep(printer) || failed;
+  }
   if (is_writer()) {
     const std::lock_guard lock(m_doc_mutex);
     m_position.reset();

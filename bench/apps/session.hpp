@@ -1,6 +1,7 @@
 #pragma once
 // One run of a bench: the sweep over sizes and placements, in the groups of a --split, with
 // results collected on world rank 0, printed and written after every size.
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,7 +31,8 @@ struct Membership {
 struct SessionInputs {
   RunConfig config;
   std::vector<HostInfo> hosts;
-  std::vector<GroupPlan> groups;
+  std::vector<GroupPlan> groups;                 // every group of the run (with --all-pairs, of every round)
+  std::vector<std::vector<GroupPlan>> rounds;    // --all-pairs: the groups of each round; else one round
   std::string result_path;                       // "-" for stdout; only world rank 0 writes
   std::vector<topo::HostTopology> topology;      // one per host
   std::vector<topo::RankPlace> places;           // one per world rank
@@ -38,11 +40,15 @@ struct SessionInputs {
   std::map<std::string, std::string> variables;  // world rank 0's communication variables, before --bind
 };
 
+/// Collective: this rank's membership among `groups` (a round of --all-pairs), its backend connected.
+using JoinRound = std::function<Membership(const std::vector<GroupPlan>& groups)>;
+
 class Session {
  public:
   /// `guard` watches every op and the gathering of results; on world rank 0 the session records
-  /// a hang in the result file through it.
-  Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard);
+  /// a hang in the result file through it. `membership` is this rank's part in the first round;
+  /// `join_round` makes it for each later round (rounds after the first need it).
+  Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard, JoinRound join_round = {});
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   Session(Session&&) = delete;
@@ -82,6 +88,11 @@ class Session {
   MpiGroup& m_world;
   Membership m_member;
   HangGuard& m_guard;
+  JoinRound m_join_round;
+  std::size_t m_round = 0;  // the round being measured (its groups: current_groups())
+  [[nodiscard]] const std::vector<GroupPlan>& current_groups() const {
+    return m_in.rounds.empty() ? m_in.groups : m_in.rounds[m_round];
+  }
   std::mutex m_doc_mutex;  // m_doc, m_position, m_facts: a hang is recorded from another thread
   ResultDocument m_doc;
   struct Position {

@@ -215,8 +215,9 @@ RowFilter parse_filter(Fields& f) {
       },
       bench_names());
   s.backend = named<std::string>(
-      f, "backend", [](const std::string& t) { return t == "mpi" || t == "nccl" ? std::optional(t) : std::nullopt; },
-      "mpi, nccl");
+      f, "backend",
+      [](const std::string& t) { return t == "mpi" || t == "nccl" || t == "verbs" ? std::optional(t) : std::nullopt; },
+      "mpi, nccl, verbs");
   s.op = named<Collective>(
       f, "op",
       [](const std::string& t) {

@@ -272,6 +272,22 @@ def sigstop(env, args):
               f"JSON: {case['size_bytes']} B timed_out, reason: {case['reason']}")
 
 
+def rdma_no_device(env, args):
+    """On a host without an RDMA device (or a build without verbs) the RDMA benches say so: one line, exit 2."""
+    if pathlib.Path("/sys/class/infiniband").is_dir() and any(pathlib.Path("/sys/class/infiniband").iterdir()):
+        print("SKIPPED: this host has an RDMA device")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        for bench in ("ib_write_bw_bench", "ib_write_lat_bench"):
+            p = env.run(bench, 2, ["-s", "64", "-n", "2"], tmp, timeout=60)
+            ours = [line for line in p.stderr.splitlines() if line.startswith(bench + ":")]
+            assert p.returncode == 2 and len(ours) == 1, (p.returncode, p.stderr)
+            assert "no RDMA device here" in ours[0] or "this build has no verbs backend" in ours[0], ours[0]
+            assert not list(pathlib.Path(tmp).rglob("*.json")), "a result file was written"
+            print(f"{bench}: exit 2, {ours[0]}")
+    print("PASS: without an RDMA device both RDMA benches exit 2 with one line and write nothing")
+
+
 def stdout_json(env, args):
     with tempfile.TemporaryDirectory() as tmp:
         p = env.run("sendrecv_bench", 2, ["-b", "1K", "-e", "4K", "-f", "2", "-n", "3", "-c", "1", "--out", "-"], tmp)
@@ -347,7 +363,7 @@ def bind_run(env, tmp, policy, launcher):
                                        "--out", str(out)], tmp, bind_to=launcher)
     assert p.returncode == 0, f"exit code {p.returncode}: {p.stderr}"
     doc = env.validate(out)
-    assert doc["schema_version"] == "1.2.0", doc["schema_version"]
+    assert doc["schema_version"] == "1.3.0", doc["schema_version"]
     binding = doc["environment"]["binding"]
     assert [b["rank"] for b in binding] == [0, 1], binding
     host = doc["environment"]["hosts"][0]["hostname"]
@@ -429,10 +445,11 @@ def main():
     sp.add_argument("--split", required=True, choices=sorted(SPLITS))
     sub.add_parser("gpu-nccl")
     sub.add_parser("bind")
+    sub.add_parser("rdma-no-device")
     args = parser.parse_args()
     env = Env(args)
     handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "stdout-json": stdout_json, "split": split,
-               "gpu-nccl": gpu_nccl, "bind": bind}[args.what]
+               "gpu-nccl": gpu_nccl, "bind": bind, "rdma-no-device": rdma_no_device}[args.what]
     return handler(env, args) or 0
 
 

@@ -63,6 +63,8 @@ std::vector<float> reference_output(const CaseSpec& spec, int n, int rank) {
         out[i] = in[static_cast<std::size_t>(spec.root)][i];
         break;
       case Collective::SendRecv:
+      case Collective::IbWriteBw:  // the peer's buffer, written into ours
+      case Collective::IbWriteLat:
         out[i] = in[(r + static_cast<std::size_t>(n) - 1) % static_cast<std::size_t>(n)][i];
         break;
     }

@@ -65,6 +65,16 @@ ResultDocument sample_document() {
   skipped.peak_basis.clear();
   skipped.samples_s.clear();
   doc.results.push_back(skipped);
+  CaseResult rdma = r;  // 1.3.0: an ib_write_bw pair
+  rdma.benchmark = "ib_write_bw_bench";
+  rdma.backend = "verbs";
+  rdma.spec = {Collective::IbWriteBw, DType::Uint8, ReduceOp::Sum, 0, false, 65536};
+  rdma.time->p999 = 5.5e-6;
+  rdma.bw_peak_GBps = 40.5;
+  rdma.rdma = RdmaInfo{"RC", 4096, 2, 128, 100, 0, true, "host", {}};
+  rdma.rdma->endpoints = {{0, "node0", "mlx5_0", 1, "InfiniBand", std::nullopt, "", "", 7, 400.0, 4096},
+                          {1, "node1", "rxe0", 1, "Ethernet", 1, "::ffff:127.0.0.1", "RoCE v2", 0, std::nullopt, 1024}};
+  doc.results.push_back(rdma);
   return doc;
 }
 
@@ -72,7 +82,7 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.2.0");
+  EXPECT_EQ(j.at("schema_version"), "1.3.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
 }

@@ -1,4 +1,5 @@
-// Command line -> RunConfig. Short flags follow nccl-tests (-b -e -f -n -w -d -o -r -c).
+// Command line -> RunConfig. Short flags follow nccl-tests (-b -e -f -n -w -d -o -r -c); the RDMA
+// benches' own flags follow perftest (-d -i -x -m -t -q -Q -I -a -s -p).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -31,27 +32,74 @@ struct RawOptions {
   std::int64_t root = 0;
   int check = 0;
   double peak = -1.0;
+  // RDMA benches
+  std::string size;
+  int gid_index = -1;
+  int mtu = -1;
+  int inline_size = -1;
+  bool all_sizes = false;
+  bool pairs = false;
 };
 
+// ib_write_bw / ib_write_lat: perftest's flags where they do not clash with the suite's (-b, -e, -n and
+// -c keep their meaning in every ccbench binary; perftest's -b is --bidirectional here).
+void add_rdma_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
+  RdmaOptions& r = c.rdma;
+  const bool lat = c.collective == Collective::IbWriteLat;
+  app.add_option("-a,--all", raw.all_sizes, "every size from 2 B to 8 MiB by powers of 2 (the default sweep)")
+      ->expected(0, 1)
+      ->default_str("1");
+  app.add_option("-s,--size", raw.size, "one size only (like -b SIZE -e SIZE)");
+  app.add_option("-d,--ib-dev", r.device, "RDMA device (default: the first whose port is ACTIVE)");
+  app.add_option("-i,--ib-port", r.ib_port, "port of the device (default 1)");
+  app.add_option("-x,--gid-index", raw.gid_index,
+                 "GID index (default: RoCE v2 with an IPv4 address, else v2, else v1; InfiniBand: LID only)");
+  app.add_option("-m,--mtu", raw.mtu, "path MTU: 256..4096 (default: the smaller active MTU of the two ports)");
+  if (!lat) {
+    app.add_option("-t,--tx-depth", r.tx_depth, "RDMA writes in flight per QP (default 128)");
+    app.add_option("-q,--qp", r.qps, "QPs per pair; writes go round robin over them (default 1)");
+    app.add_option("-Q,--cq-mod", r.cq_mod, "one signalled completion every this many writes (default 100)");
+    app.add_flag("--bidirectional,--bidir", r.bidir, "both ranks of a pair write at once (perftest -b)");
+  }
+  app.add_option("-I,--inline-size", raw.inline_size,
+                 fmt::format("max bytes sent inline (default {}, as perftest)", lat ? 220 : 0));
+  app.add_flag("--pairs", raw.pairs, "ranks 2k and 2k+1 pair up, all pairs at once (default)");
+  app.add_flag("--all-pairs", r.all_pairs,
+               "every pair of ranks: n-1 rounds of disjoint pairs, each round at once (a pingmesh)");
+  app.add_option("--mem", r.mem, "buffer memory: host | cuda:N (default host)");
+  app.add_flag("--report-gbits,--report_gbits", r.gbits, "the table's rates in Gb/s (the JSON keeps GB/s)");
+  app.add_flag("--server", r.server, "standalone pair without MPI: wait for the --connect side on TCP --port");
+  app.add_option("--connect", r.connect, "standalone pair without MPI: connect to the --server on HOST");
+  app.add_option("-p,--port", r.tcp_port, "TCP port of the standalone pair (default 18515)");
+}
+
 void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
-  app.add_option("-b,--min-bytes", raw.min_bytes, "smallest size, bytes; K/M/G are binary (default 8)");
-  app.add_option("-e,--max-bytes", raw.max_bytes, "largest size (default 32M)");
-  app.add_option("-f,--step-factor", c.step_factor, "multiply the size by this each step (default 4)");
+  const bool rdma = is_rdma(c.collective);
+  app.add_option("-b,--min-bytes", raw.min_bytes,
+                 fmt::format("smallest size, bytes; K/M/G are binary (default {})", raw.min_bytes));
+  app.add_option("-e,--max-bytes", raw.max_bytes, fmt::format("largest size (default {})", raw.max_bytes));
+  app.add_option("-f,--step-factor", c.step_factor,
+                 fmt::format("multiply the size by this each step (default {:g})", c.step_factor));
   app.add_option("-n,--iters", raw.iters, "fixed samples per size instead of adaptive stopping");
   app.add_option("-w,--warmup-iters", raw.warmup, "untimed ops before sampling each size (default 5)");
   app.add_option("--batch", raw.batch, "ops per sample in batch timing (default: calibrated to ~1 ms)");
-  app.add_option("-d,--dtype", raw.dtype, "element type: " + dtype_names() + " (default float32)");
-  app.add_option("-o,--op", raw.op, "reduction: " + reduce_op_names() + " (default sum)");
-  app.add_option("-r,--root", raw.root, "root rank of broadcast / reduce (default 0)");
   app.add_option("-c,--check", raw.check, "verify results untimed (0/1; -c alone means 1)")
       ->expected(0, 1)
       ->default_str("1");
-  app.add_option("--backend", raw.backend, "auto | mpi | nccl (auto: NCCL when a GPU is visible)");
-  app.add_option("--timing", raw.timing, "batch (k ops per sample) | per_op (each op alone)");
-  app.add_option("--placement", raw.placement, "out | in | both (out-of-place and in-place; default both)");
-  app.add_option("--split", raw.split,
-                 "run in groups side by side: world | node | cross-node (one rank per node) | rail (same local "
-                 "rank across nodes) | pairs");
+  app.add_option("--timing", raw.timing,
+                 fmt::format("batch (k ops per sample) | per_op (each op alone) (default {})", raw.timing));
+  if (rdma) {
+    add_rdma_options(app, raw, c);
+  } else {
+    app.add_option("-d,--dtype", raw.dtype, "element type: " + dtype_names() + " (default float32)");
+    app.add_option("-o,--op", raw.op, "reduction: " + reduce_op_names() + " (default sum)");
+    app.add_option("-r,--root", raw.root, "root rank of broadcast / reduce (default 0)");
+    app.add_option("--backend", raw.backend, "auto | mpi | nccl (auto: NCCL when a GPU is visible)");
+    app.add_option("--placement", raw.placement, "out | in | both (out-of-place and in-place; default both)");
+    app.add_option("--split", raw.split,
+                   "run in groups side by side: world | node | cross-node (one rank per node) | rail (same local "
+                   "rank across nodes) | pairs");
+  }
   app.add_option("--bind", raw.bind,
                  "none (keep the launcher's CPU binding) | auto (each rank on its GPU's NUMA node, or host memory's "
                  "ranks spread over the nodes; NCCL uses the nearest NIC); recorded per rank either way");
@@ -127,6 +175,34 @@ void apply(const RawOptions& raw, RunConfig& c) {
   }
 }
 
+// ib_write_*: bytes (uint8), pairs, out of place (an RDMA write has no in-place form), the verbs backend.
+void apply_rdma(const RawOptions& raw, RunConfig& c) {
+  c.dtype = DType::Uint8;
+  c.placement = Placement::OutOfPlace;
+  c.backend = BackendChoice::Verbs;
+  c.split = Split::Pairs;
+  if (!raw.size.empty()) {
+    c.min_bytes = parse_or_throw(parse_bytes(raw.size), "--size", raw.size, "a size like 2, 64K, 8M");
+    c.max_bytes = c.min_bytes;
+  }
+  if (raw.gid_index != -1) {
+    c.rdma.gid_index = raw.gid_index;
+  }
+  if (raw.mtu != -1) {
+    c.rdma.mtu = raw.mtu;
+  }
+  if (raw.inline_size != -1) {
+    c.rdma.inline_size = raw.inline_size;
+  }
+  if (raw.pairs && c.rdma.all_pairs) {
+    throw UsageError("--pairs and --all-pairs: give one of them");
+  }
+  if (c.collective == Collective::IbWriteLat) {
+    c.rdma.tx_depth = 1;
+    c.rdma.cq_mod = 1;
+  }
+}
+
 }  // namespace
 
 std::variant<RunConfig, EarlyExit> parse_command_line(Collective collective, std::span<const char* const> argv) {
@@ -138,6 +214,12 @@ std::variant<RunConfig, EarlyExit> parse_command_line(Collective collective, std
                std::string{coll.bench}};
   app.get_formatter()->column_width(28);
   RawOptions raw;
+  if (is_rdma(collective)) {  // perftest -a: 2 B to 8 MiB in powers of 2; latency op by op
+    raw.min_bytes = "2";
+    raw.max_bytes = "8M";
+    config.step_factor = 2.0;
+    raw.timing = collective == Collective::IbWriteLat ? "per_op" : "batch";
+  }
   add_options(app, raw, config);
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
@@ -149,6 +231,12 @@ std::variant<RunConfig, EarlyExit> parse_command_line(Collective collective, std
     throw UsageError(fmt::format("{} (see --help)", e.what()));
   }
   apply(raw, config);
+  if (is_rdma(collective)) {
+    if (!raw.size.empty() && (app.count("--min-bytes") + app.count("--max-bytes") + app.count("--all")) > 0) {
+      throw UsageError("--size is one size: leave out -b, -e and -a with it");
+    }
+    apply_rdma(raw, config);
+  }
   if (const auto errors = validate(config); !errors.empty()) {
     throw UsageError(errors.front());
   }

@@ -22,11 +22,19 @@ constexpr std::array kCollectives{
                    true, true},
     CollectiveInfo{Collective::SendRecv, "sendrecv", "sendrecv_bench", Span::Count, Span::Count, Span::Count,
                    BusFactor::One, false, false},
+    // perftest's ib_write_bw / ib_write_lat: S = the bytes of one RDMA WRITE; its time is per write
+    // (bw) or one way, half the round trip (lat); busbw = algbw (one link, factor 1).
+    CollectiveInfo{Collective::IbWriteBw, "ib_write_bw", "ib_write_bw_bench", Span::Count, Span::Count, Span::Count,
+                   BusFactor::One, false, false},
+    CollectiveInfo{Collective::IbWriteLat, "ib_write_lat", "ib_write_lat_bench", Span::Count, Span::Count, Span::Count,
+                   BusFactor::One, false, false},
 };
 
 }  // namespace
 
 std::span<const CollectiveInfo> all_collectives() { return kCollectives; }
+
+bool is_rdma(Collective coll) { return coll == Collective::IbWriteBw || coll == Collective::IbWriteLat; }
 
 const CollectiveInfo& info(Collective coll) { return kCollectives[static_cast<std::size_t>(coll)]; }
 

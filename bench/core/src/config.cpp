@@ -16,6 +16,8 @@ std::string_view name(BackendChoice choice) {
       return "mpi";
     case BackendChoice::Nccl:
       return "nccl";
+    case BackendChoice::Verbs:
+      return "verbs";
   }
   return "auto";
 }
@@ -107,6 +109,51 @@ std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t ma
   return sizes;
 }
 
+namespace {
+
+void validate_rdma(const RunConfig& c, std::vector<std::string>& errors) {
+  const RdmaOptions& r = c.rdma;
+  if (r.ib_port < 1 || r.ib_port > 255) {
+    errors.push_back(fmt::format("--ib-port {} must be a port number from 1 (see ibv_devinfo)", r.ib_port));
+  }
+  if (r.gid_index && (*r.gid_index < 0 || *r.gid_index > 65535)) {
+    errors.push_back(fmt::format("--gid-index {} must be 0 or more (see show_gids or ibv_devinfo -v)", *r.gid_index));
+  }
+  if (r.mtu && *r.mtu != 256 && *r.mtu != 512 && *r.mtu != 1024 && *r.mtu != 2048 && *r.mtu != 4096) {
+    errors.push_back(fmt::format("--mtu {} must be one of 256, 512, 1024, 2048, 4096", *r.mtu));
+  }
+  if (r.tx_depth < 1 || r.tx_depth > 65536) {
+    errors.push_back(fmt::format("--tx-depth {} must be from 1 to 65536", r.tx_depth));
+  }
+  if (r.qps < 1 || r.qps > 1024) {
+    errors.push_back(fmt::format("--qp {} must be from 1 to 1024", r.qps));
+  }
+  if (r.cq_mod < 1 || r.cq_mod > r.tx_depth) {
+    errors.push_back(fmt::format("--cq-mod {} must be from 1 to --tx-depth ({})", r.cq_mod, r.tx_depth));
+  }
+  if (r.inline_size && (*r.inline_size < 0 || *r.inline_size > 65536)) {
+    errors.push_back(fmt::format("--inline-size {} must be from 0 to 65536 bytes", *r.inline_size));
+  }
+  if (r.mem != "host" && !(r.mem.starts_with("cuda:") && r.mem.size() > 5 &&
+                           r.mem.find_first_not_of("0123456789", 5) == std::string::npos)) {
+    errors.push_back(fmt::format("--mem '{}' must be host or cuda:N (a CUDA device index)", r.mem));
+  }
+  if (r.server && !r.connect.empty()) {
+    errors.emplace_back("--server and --connect are the two sides of a standalone pair: give one of them");
+  }
+  if (r.tcp_port < 1 || r.tcp_port > 65535) {
+    errors.push_back(fmt::format("--port {} must be a TCP port from 1 to 65535", r.tcp_port));
+  }
+  if (r.all_pairs && (r.server || !r.connect.empty())) {
+    errors.emplace_back("--all-pairs needs mpirun (every rank with every other); the standalone mode is one pair");
+  }
+  if (r.bidir && c.collective == Collective::IbWriteLat) {
+    errors.emplace_back("--bidirectional is for ib_write_bw_bench (a latency ping-pong goes both ways already)");
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> validate(const RunConfig& c) {
   std::vector<std::string> errors;
   if (c.min_bytes == 0) {
@@ -142,6 +189,9 @@ std::vector<std::string> validate(const RunConfig& c) {
   }
   if (c.peak_GBps && !(*c.peak_GBps > 0.0)) {
     errors.emplace_back("--peak-GBps must be positive");
+  }
+  if (is_rdma(c.collective)) {
+    validate_rdma(c, errors);
   }
   return errors;
 }

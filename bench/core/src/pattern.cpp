@@ -48,6 +48,8 @@ std::int64_t expected_output(const CaseSpec& spec, int nranks, int rank, std::ui
     case Collective::Broadcast:
       return pattern_input(spec, nranks, spec.root, index);
     case Collective::SendRecv:
+    case Collective::IbWriteBw:  // the peer's buffer, written into ours (n = 2: the previous rank is the peer)
+    case Collective::IbWriteLat:
       return pattern_input(spec, nranks, static_cast<int>((r + n - 1) % n), index);
   }
   return 0;

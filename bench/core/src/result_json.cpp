@@ -62,6 +62,7 @@ nlohmann::json summary_json(const Summary& s) {
           {"mean_us", s.mean * kUs},
           {"p95_us", s.p95 * kUs},
           {"p99_us", s.p99 * kUs},
+          {"p999_us", s.p999 * kUs},
           {"max_us", s.max * kUs},
           {"stdev_us", s.stdev * kUs},
           {"p50_ci95_lo_us", s.p50_ci95.lo * kUs},
@@ -76,6 +77,7 @@ Summary summary_from(const nlohmann::json& j) {
   s.mean = j.at("mean_us").get<double>() / kUs;
   s.p95 = j.at("p95_us").get<double>() / kUs;
   s.p99 = j.at("p99_us").get<double>() / kUs;
+  s.p999 = j.value("p999_us", j.at("max_us").get<double>()) / kUs;  // 1.3.0; before, the closest is max
   s.max = j.at("max_us").get<double>() / kUs;
   s.stdev = j.at("stdev_us").get<double>() / kUs;
   s.p50_ci95 = {j.at("p50_ci95_lo_us").get<double>() / kUs, j.at("p50_ci95_hi_us").get<double>() / kUs};
@@ -92,7 +94,63 @@ std::optional<T> optional_from(const nlohmann::json& j) {
   return j.is_null() ? std::nullopt : std::optional<T>(j.get<T>());
 }
 
+nlohmann::json endpoint_json(const RdmaEndpoint& e) {
+  return {{"rank", e.rank},
+          {"host", e.host},
+          {"device", e.device},
+          {"port", e.port},
+          {"link_layer", e.link_layer},
+          {"gid_index", optional_json(e.gid_index)},
+          {"gid", e.gid.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.gid)},
+          {"gid_type", e.gid_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.gid_type)},
+          {"lid", e.lid},
+          {"rate_Gbps", optional_json(e.rate_Gbps)},
+          {"active_mtu", e.active_mtu}};
+}
+
+RdmaEndpoint endpoint_from(const nlohmann::json& j) {
+  RdmaEndpoint e;
+  e.rank = j.at("rank").get<int>();
+  e.host = j.at("host").get<std::string>();
+  e.device = j.at("device").get<std::string>();
+  e.port = j.at("port").get<int>();
+  e.link_layer = j.at("link_layer").get<std::string>();
+  e.gid_index = optional_from<int>(j.at("gid_index"));
+  e.gid = j.at("gid").is_null() ? "" : j.at("gid").get<std::string>();
+  e.gid_type = j.at("gid_type").is_null() ? "" : j.at("gid_type").get<std::string>();
+  e.lid = j.at("lid").get<int>();
+  e.rate_Gbps = optional_from<double>(j.at("rate_Gbps"));
+  e.active_mtu = j.at("active_mtu").get<int>();
+  return e;
+}
+
 }  // namespace
+
+nlohmann::json rdma_to_json(const RdmaInfo& r) {
+  nlohmann::json endpoints = nlohmann::json::array();
+  for (const auto& e : r.endpoints) {
+    endpoints.push_back(endpoint_json(e));
+  }
+  return {{"transport", r.transport}, {"mtu", r.mtu},       {"qps", r.qps},
+          {"tx_depth", r.tx_depth},   {"cq_mod", r.cq_mod}, {"inline_bytes", r.inline_bytes},
+          {"bidir", r.bidir},         {"mem", r.mem},       {"endpoints", endpoints}};
+}
+
+RdmaInfo rdma_from_json(const nlohmann::json& j) {
+  RdmaInfo r;
+  r.transport = j.at("transport").get<std::string>();
+  r.mtu = j.at("mtu").get<int>();
+  r.qps = j.at("qps").get<int>();
+  r.tx_depth = j.at("tx_depth").get<int>();
+  r.cq_mod = j.at("cq_mod").get<int>();
+  r.inline_bytes = j.at("inline_bytes").get<int>();
+  r.bidir = j.at("bidir").get<bool>();
+  r.mem = j.at("mem").get<std::string>();
+  for (const auto& e : j.at("endpoints")) {
+    r.endpoints.push_back(endpoint_from(e));
+  }
+  return r;
+}
 
 nlohmann::json case_to_json(const CaseResult& r) {
   const auto& coll = info(r.spec.collective);
@@ -100,38 +158,43 @@ nlohmann::json case_to_json(const CaseResult& r) {
   for (double s : r.samples_s) {
     samples_us.push_back(s * kUs);
   }
-  return {{"benchmark", r.benchmark},
-          {"backend", r.backend},
-          {"timing", name(r.timing)},
-          {"clock", r.clock},
-          {"op", coll.name},
-          {"dtype", name(r.spec.dtype)},
-          {"redop", coll.has_reduce_op ? nlohmann::json(name(r.spec.op)) : nlohmann::json(nullptr)},
-          {"root", coll.has_root ? nlohmann::json(r.spec.root) : nlohmann::json(nullptr)},
-          {"in_place", r.spec.in_place},
-          {"ranks", r.ranks},
-          {"nodes", r.nodes},
-          {"group", r.group},
-          {"group_id", r.group_id},
-          {"group_ranks", r.group_ranks},
-          {"group_hosts", r.group_hosts},
-          {"size_bytes", r.size_bytes},
-          {"count", r.spec.count},
-          {"ops_per_sample", r.ops_per_sample},
-          {"stop_reason", r.stop_reason ? nlohmann::json(name(*r.stop_reason)) : nlohmann::json(nullptr)},
-          {"time", r.time ? summary_json(*r.time) : nlohmann::json(nullptr)},
-          {"samples_us", samples_us},
-          {"bus_factor", r.bus_factor},
-          {"algbw_GBps", r.algbw_GBps},
-          {"busbw_GBps", r.busbw_GBps},
-          {"busbw_mean_GBps", r.busbw_mean_GBps},
-          {"peak_GBps", optional_json(r.peak_GBps)},
-          {"pct_of_peak", optional_json(r.pct_of_peak)},
-          {"peak_basis", r.peak_basis.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.peak_basis)},
-          {"wrong_elements", optional_json(r.wrong_elements)},
-          {"status", name(r.status)},
-          {"reason", r.reason},
-          {"elapsed_s", r.elapsed_s}};
+  nlohmann::json j{{"benchmark", r.benchmark},
+                   {"backend", r.backend},
+                   {"timing", name(r.timing)},
+                   {"clock", r.clock},
+                   {"op", coll.name},
+                   {"dtype", name(r.spec.dtype)},
+                   {"redop", coll.has_reduce_op ? nlohmann::json(name(r.spec.op)) : nlohmann::json(nullptr)},
+                   {"root", coll.has_root ? nlohmann::json(r.spec.root) : nlohmann::json(nullptr)},
+                   {"in_place", r.spec.in_place},
+                   {"ranks", r.ranks},
+                   {"nodes", r.nodes},
+                   {"group", r.group},
+                   {"group_id", r.group_id},
+                   {"group_ranks", r.group_ranks},
+                   {"group_hosts", r.group_hosts},
+                   {"size_bytes", r.size_bytes},
+                   {"count", r.spec.count},
+                   {"ops_per_sample", r.ops_per_sample},
+                   {"stop_reason", r.stop_reason ? nlohmann::json(name(*r.stop_reason)) : nlohmann::json(nullptr)},
+                   {"time", r.time ? summary_json(*r.time) : nlohmann::json(nullptr)},
+                   {"samples_us", samples_us},
+                   {"bus_factor", r.bus_factor},
+                   {"algbw_GBps", r.algbw_GBps},
+                   {"busbw_GBps", r.busbw_GBps},
+                   {"busbw_mean_GBps", r.busbw_mean_GBps},
+                   {"peak_GBps", optional_json(r.peak_GBps)},
+                   {"pct_of_peak", optional_json(r.pct_of_peak)},
+                   {"peak_basis", r.peak_basis.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.peak_basis)},
+                   {"wrong_elements", optional_json(r.wrong_elements)},
+                   {"status", name(r.status)},
+                   {"reason", r.reason},
+                   {"elapsed_s", r.elapsed_s}};
+  if (r.rdma) {  // 1.3.0, ib_write_* only
+    j["rdma"] = rdma_to_json(*r.rdma);
+    j["bw_peak_GBps"] = optional_json(r.bw_peak_GBps);
+  }
+  return j;
 }
 
 CaseResult case_from_json(const nlohmann::json& j) {
@@ -190,6 +253,10 @@ CaseResult case_from_json(const nlohmann::json& j) {
   r.status = enum_from(j.at("status"), kStatuses, "status");
   r.reason = j.at("reason").get<std::string>();
   r.elapsed_s = j.at("elapsed_s").get<double>();
+  if (j.contains("rdma")) {
+    r.rdma = rdma_from_json(j.at("rdma"));
+    r.bw_peak_GBps = optional_from<double>(j.value("bw_peak_GBps", nlohmann::json(nullptr)));
+  }
   return r;
 }
 

@@ -99,6 +99,7 @@ Summary summarize(std::span<const double> samples) {
   s.p50 = percentile(sorted, 50);
   s.p95 = percentile(sorted, 95);
   s.p99 = percentile(sorted, 99);
+  s.p999 = percentile(sorted, 99.9);
   s.mean = mean(sorted);
   s.stdev = stdev(sorted);
   s.p50_ci95 = median_ci95(sorted);

@@ -108,6 +108,9 @@ class MpiBackend final : public Backend {
 
   [[nodiscard]] Support supports(const CaseSpec& spec) const override {
     const auto& coll = info(spec.collective);
+    if (is_rdma(spec.collective)) {
+      return {false, fmt::format("{} runs on the verbs backend only", coll.name)};
+    }
     if (mpi_type(spec.dtype) == MPI_DATATYPE_NULL) {
       return {false, fmt::format("MPI has no {} type; use --backend nccl or -d float32", name_of(spec.dtype))};
     }
@@ -213,6 +216,9 @@ void MpiBackend::enqueue() {
                                    MPI_STATUS_IGNORE),
                 "MPI_Sendrecv");
       return;
+    case Collective::IbWriteBw:
+    case Collective::IbWriteLat:
+      break;  // supports() refuses them: the verbs backend's
   }
 }
 

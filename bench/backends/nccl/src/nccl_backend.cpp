@@ -222,6 +222,9 @@ NcclBackend::NcclBackend(const Setup& setup)
 
 Support NcclBackend::supports(const CaseSpec& spec) const {
   const CollectiveInfo& coll = info(spec.collective);
+  if (is_rdma(spec.collective)) {
+    return unsupported(std::string(coll.name) + " runs on the verbs backend only");
+  }
   if (!nccl_detail::to_nccl(spec.dtype)) {
     return unsupported("NCCL " + m_versions.at("nccl") + " as built has no " + std::string(ccbench::name(spec.dtype)) +
                        " type");

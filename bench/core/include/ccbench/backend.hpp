@@ -3,7 +3,9 @@
 // Backends never print and never time on their own; the runner owns sampling and stopping.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ccbench/collective.hpp"
 #include "ccbench/types.hpp"
@@ -18,6 +20,34 @@ struct CaseSpec {
   int root = 0;
   bool in_place = false;
   std::uint64_t count = 0;  // nccl-tests' count (see collective.hpp)
+};
+
+/// One side of an RDMA pair (the verbs backend): where its queue pairs live.
+struct RdmaEndpoint {
+  int rank = 0;  // world rank
+  std::string host;
+  std::string device;  // "mlx5_0", "rxe0"
+  int port = 1;
+  std::string link_layer;        // "InfiniBand", "Ethernet"
+  std::optional<int> gid_index;  // unset: InfiniBand addressed by LID
+  std::string gid;               // "fe80::...", "::ffff:192.0.2.1"; empty without a GID
+  std::string gid_type;          // "RoCE v2", "RoCE v1", "IB"; empty without a GID
+  int lid = 0;
+  std::optional<double> rate_Gbps;  // the port's active speed x width; unset when unknown
+  int active_mtu = 0;               // bytes
+};
+
+/// How an RDMA pair was connected (ib_write_bw / ib_write_lat), for the result.
+struct RdmaInfo {
+  std::string transport = "RC";
+  int mtu = 0;  // the path MTU in use, bytes
+  int qps = 1;
+  int tx_depth = 1;
+  int cq_mod = 1;
+  int inline_bytes = 0;  // writes up to this size go inline
+  bool bidir = false;
+  std::string mem = "host";
+  std::vector<RdmaEndpoint> endpoints;  // the pair, in group rank order (the writer first)
 };
 
 struct Support {
@@ -67,6 +97,8 @@ class Backend {
   /// Elements of this rank's output that differ from the expected pattern.
   virtual std::uint64_t count_wrong() = 0;
   virtual Timer& timer() = 0;
+  /// The RDMA pair behind the current case (verbs only).
+  [[nodiscard]] virtual std::optional<RdmaInfo> rdma_info() const { return std::nullopt; }
 };
 
 }  // namespace ccbench

@@ -9,7 +9,19 @@
 
 namespace ccbench {
 
-enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Reduce, SendRecv };
+/// The measured operations: NCCL's collectives and send/recv, and raw RDMA writes between two ranks
+/// (ib_write_bw, ib_write_lat: the verbs backend only).
+enum class Collective {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Broadcast,
+  Reduce,
+  SendRecv,
+  IbWriteBw,
+  IbWriteLat
+};
 
 /// How many elements each rank's buffers hold, as multiples of `count`.
 /// `count` is nccl-tests' count: per rank for all_gather/reduce_scatter, per peer for alltoall.
@@ -34,6 +46,8 @@ struct CollectiveInfo {
 };
 
 std::span<const CollectiveInfo> all_collectives();
+/// ib_write_bw and ib_write_lat: RDMA writes between the two ranks of a pair (bytes, no dtype).
+bool is_rdma(Collective coll);
 const CollectiveInfo& info(Collective coll);
 std::optional<Collective> parse_collective(std::string_view name);
 

@@ -14,7 +14,7 @@
 
 namespace ccbench {
 
-enum class BackendChoice { Auto, Mpi, Nccl };
+enum class BackendChoice { Auto, Mpi, Nccl, Verbs };
 enum class TimingMode { Batch, PerOp };
 enum class Placement { OutOfPlace, InPlace, Both };
 /// --bind: none leaves the launcher's binding alone; auto binds each rank near its memory (binding.hpp).
@@ -23,6 +23,25 @@ enum class BindPolicy { None, Auto };
 std::string_view name(BackendChoice choice);
 std::string_view name(TimingMode mode);
 std::optional<TimingMode> parse_timing_mode(std::string_view text);
+
+/// ib_write_bw / ib_write_lat (the verbs backend): names and defaults after perftest's.
+struct RdmaOptions {
+  std::string device;              // -d: empty = the first device whose port is ACTIVE
+  int ib_port = 1;                 // -i
+  std::optional<int> gid_index;    // -x: unset = RoCE v2 with an IPv4 address, else v2, else v1; IB: LID only
+  std::optional<int> mtu;          // -m: 256..4096; unset = the smaller active MTU of the two ports
+  int tx_depth = 128;              // -t: writes in flight per QP (bw); ib_write_lat keeps one
+  int qps = 1;                     // -q: QPs per pair, writes spread over them round robin
+  int cq_mod = 100;                // -Q: one signalled completion every this many writes (bw)
+  std::optional<int> inline_size;  // -I: unset = 0 for bw, 220 for lat (perftest's); up to what the device allows
+  bool bidir = false;              // --bidirectional: both ranks of a pair write (bw)
+  bool all_pairs = false;          // --all-pairs: every pair of ranks, n-1 rounds of disjoint pairs
+  std::string mem = "host";        // --mem host | cuda:N
+  bool gbits = false;              // --report-gbits: the table in Gb/s (the JSON stays GB/s)
+  bool server = false;             // --server: standalone, wait for one --connect peer over TCP (no MPI)
+  std::string connect;             // --connect HOST: standalone, the other side of a --server
+  int tcp_port = 18515;            // -p: the standalone mode's TCP port (perftest's default)
+};
 
 struct RunConfig {
   Collective collective = Collective::AllReduce;
@@ -50,6 +69,7 @@ struct RunConfig {
   std::string label;
   bool keep_samples = false;
   std::optional<double> peak_GBps;
+  RdmaOptions rdma;  // ib_write_bw / ib_write_lat only
   std::vector<std::string> argv;
 };
 

@@ -15,8 +15,9 @@
 namespace ccbench {
 
 inline constexpr std::string_view kSchemaName = "ccbench.result";
-// 1.1: group_id, group_ranks, group_hosts, topology; 1.2: environment.binding
-inline constexpr std::string_view kSchemaVersion = "1.2.0";
+// 1.1: group_id, group_ranks, group_hosts, topology; 1.2: environment.binding;
+// 1.3: ib_write_bw / ib_write_lat (backend verbs, rdma, bw_peak_GBps), time.p999_us
+inline constexpr std::string_view kSchemaVersion = "1.3.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 enum class StopReason { FixedIters, TargetCi, TimeBudget, MaxSamples };
@@ -53,6 +54,8 @@ struct CaseResult {
   CaseStatus status = CaseStatus::Ok;
   std::string reason;
   double elapsed_s = 0.0;
+  std::optional<RdmaInfo> rdma;        // ib_write_*: the pair and its settings (schema 1.3)
+  std::optional<double> bw_peak_GBps;  // ib_write_bw: S over the fastest sample, perftest's "BW peak"
 };
 
 struct RunInfo {

@@ -12,6 +12,9 @@ nlohmann::json to_json(const ResultDocument& doc);
 /// One result (an element of "results"), for sending between ranks and for readers.
 nlohmann::json case_to_json(const CaseResult& result);
 CaseResult case_from_json(const nlohmann::json& j);
+/// An RDMA pair's connection (a result's "rdma"), for sending between ranks and for readers.
+nlohmann::json rdma_to_json(const RdmaInfo& rdma);
+RdmaInfo rdma_from_json(const nlohmann::json& j);
 /// One rank's binding (an element of "environment.binding"), for sending between ranks and for readers.
 nlohmann::json binding_to_json(const BindingRecord& binding);
 BindingRecord binding_from_json(const nlohmann::json& j);

@@ -21,6 +21,7 @@ struct Summary {
   double max = 0.0;
   double stdev = 0.0;  // sample standard deviation (n - 1)
   Interval p50_ci95;   // distribution-free 95% confidence interval of the median
+  double p999 = 0.0;   // the 99.9th percentile (perftest's 99.9% for latency)
 };
 
 /// Percentile p in [0, 100] of sorted samples, linear interpolation between closest ranks

@@ -1,0 +1,640 @@
+#include "ccbench/verbs/verbs_backend.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <span>
+
+#include "ccbench/errors.hpp"
+#include "ccbench/pattern.hpp"
+#include "ccbench/verbs/verbs_choice.hpp"
+
+#ifndef CCBENCH_IBVERBS_VERSION
+#define CCBENCH_IBVERBS_VERSION "unknown"
+#endif
+
+namespace ccbench {
+namespace {
+
+using verbs::PeerInfo;
+
+[[noreturn]] void fail(std::string_view call, int err) {
+  throw BackendError(fmt::format("{} failed: {}", call, std::strerror(err)));
+}
+
+std::string gid_text(const ibv_gid& gid) {
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  ::inet_ntop(AF_INET6, static_cast<const void*>(gid.raw), text.data(), text.size());
+  return text.data();
+}
+
+std::string gid_type_name(std::uint32_t type) {
+  switch (type) {
+    case IBV_GID_TYPE_ROCE_V1:
+      return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2:
+      return "RoCE v2";
+    default:
+      return "IB";
+  }
+}
+
+// RAII for the verbs objects; destroyed in reverse order of creation by member order below.
+struct DeviceList {
+  ibv_device** list = nullptr;
+  int count = 0;
+  DeviceList() {  // in the body: a member initializer would reset count after the call set it
+    list = ::ibv_get_device_list(&count);
+    if (list == nullptr) {
+      // No kernel support (no /sys/class/infiniband) reads as "no device", which is what it means.
+      count = 0;
+    }
+  }
+  DeviceList(const DeviceList&) = delete;
+  DeviceList& operator=(const DeviceList&) = delete;
+  DeviceList(DeviceList&&) = delete;
+  DeviceList& operator=(DeviceList&&) = delete;
+  ~DeviceList() {
+    if (list != nullptr) {
+      ::ibv_free_device_list(list);
+    }
+  }
+  [[nodiscard]] std::span<ibv_device*> devices() const { return {list, static_cast<std::size_t>(count)}; }
+};
+
+template <typename T, int (*Destroy)(T*)>
+struct Owned {
+  T* ptr = nullptr;
+  Owned() = default;
+  explicit Owned(T* p) : ptr(p) {}
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  Owned(Owned&& o) noexcept : ptr(std::exchange(o.ptr, nullptr)) {}
+  Owned& operator=(Owned&& o) noexcept {
+    std::swap(ptr, o.ptr);
+    return *this;
+  }
+  ~Owned() {
+    if (ptr != nullptr) {
+      Destroy(ptr);
+    }
+  }
+  [[nodiscard]] T* get() const { return ptr; }
+};
+
+using Context = Owned<ibv_context, ::ibv_close_device>;
+using ProtectionDomain = Owned<ibv_pd, ::ibv_dealloc_pd>;
+using MemoryRegion = Owned<ibv_mr, ::ibv_dereg_mr>;
+using CompletionQueue = Owned<ibv_cq, ::ibv_destroy_cq>;
+using QueuePair = Owned<ibv_qp, ::ibv_destroy_qp>;
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }  // NOLINT(cppcoreguidelines-no-malloc)
+};
+
+// What the device tells about the port asked for (-i).
+struct PortFacts {
+  ibv_port_attr attr{};
+  std::string link_layer;
+};
+
+PortFacts query_port(ibv_context* ctx, int port) {
+  PortFacts f;
+  if (const int err = ::ibv_query_port(ctx, static_cast<std::uint8_t>(port), &f.attr); err != 0) {
+    fail("ibv_query_port", err);
+  }
+  f.link_layer = f.attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand";
+  return f;
+}
+
+verbs::DeviceView view_of(ibv_device* dev, int port) {
+  verbs::DeviceView v;
+  v.name = ::ibv_get_device_name(dev);
+  Context ctx(::ibv_open_device(dev));
+  if (ctx.get() == nullptr) {
+    v.port_state = fmt::format("not openable ({})", std::strerror(errno));
+    return v;
+  }
+  ibv_device_attr attr{};
+  if (::ibv_query_device(ctx.get(), &attr) != 0) {
+    v.port_state = "not queryable";
+    return v;
+  }
+  v.port_count = attr.phys_port_cnt;
+  if (port <= v.port_count) {
+    ibv_port_attr p{};
+    if (::ibv_query_port(ctx.get(), static_cast<std::uint8_t>(port), &p) == 0) {
+      v.port_active = p.state == IBV_PORT_ACTIVE;
+      v.port_state = ::ibv_port_state_str(p.state);
+    }
+  }
+  return v;
+}
+
+std::vector<verbs::GidView> gid_table(ibv_context* ctx, int port, int table_size) {
+  std::vector<ibv_gid_entry> entries(static_cast<std::size_t>(std::max(table_size, 1)) * 4);  // every port's
+  const ssize_t n = ::ibv_query_gid_table(ctx, entries.data(), entries.size(), 0);
+  std::vector<verbs::GidView> out;
+  if (n < 0) {
+    // The table query fails on some kernels and providers (rxe in Debian 12's 6.1 here): read the port's
+    // entries one by one, types included. Tables are filled from index 0, so 8 empty entries in a row end
+    // the scan (reading all of a 1024-entry table costs seconds under emulation).
+    int empty_run = 0;
+    for (int i = 0; i < table_size && empty_run < 8; ++i) {
+      ibv_gid_entry e{};
+      if (::ibv_query_gid_ex(ctx, static_cast<std::uint32_t>(port), static_cast<std::uint32_t>(i), &e, 0) == 0 &&
+          std::any_of(std::begin(e.gid.raw), std::end(e.gid.raw), [](std::uint8_t b) { return b != 0; })) {
+        out.push_back({i, gid_type_name(e.gid_type), gid_text(e.gid)});
+        empty_run = 0;
+      } else {
+        ++empty_run;
+      }
+    }
+    return out;
+  }
+  for (ssize_t i = 0; i < n; ++i) {
+    const auto& e = entries[static_cast<std::size_t>(i)];
+    if (static_cast<int>(e.port_num) == port) {
+      out.push_back({static_cast<int>(e.gid_index), gid_type_name(e.gid_type), gid_text(e.gid)});
+    }
+  }
+  std::ranges::sort(out, {}, &verbs::GidView::index);
+  return out;
+}
+
+class VerbsBackend;
+
+class VerbsTimer final : public Timer {
+ public:
+  explicit VerbsTimer(VerbsBackend& backend) : m_backend(backend) {}
+  void start() override { m_start = std::chrono::steady_clock::now(); }
+  double stop() override;
+  [[nodiscard]] std::string clock() const override { return "host steady_clock"; }
+
+ private:
+  VerbsBackend& m_backend;
+  std::chrono::steady_clock::time_point m_start;
+};
+
+class VerbsBackend final : public Backend {
+ public:
+  VerbsBackend(Group& pair, const RunConfig& config, int world_rank, const std::string& host);
+
+  [[nodiscard]] std::string name() const override { return "verbs"; }
+  [[nodiscard]] std::map<std::string, std::string> versions() const override {
+    return {{"verbs", fmt::format("libibverbs {} (rdma-core)", CCBENCH_IBVERBS_VERSION)},
+            {"rdma_device", m_device_text}};
+  }
+  [[nodiscard]] std::string device_bus_id() const override { return {}; }  // host memory
+  [[nodiscard]] Support supports(const CaseSpec& spec) const override;
+  void prepare(const CaseSpec& spec) override;
+  void fill_pattern() override;
+  void enqueue() override;
+  void wait() override;
+  std::uint64_t count_wrong() override;
+  Timer& timer() override { return m_timer; }
+  [[nodiscard]] std::optional<RdmaInfo> rdma_info() const override { return m_info; }
+
+  /// What the timer reports for `elapsed` seconds of this side's ops.
+  [[nodiscard]] double reported(double elapsed) const;
+
+ private:
+  void open_device(const RunConfig& config);
+  void create_queue_pairs(const RunConfig& config);
+  [[nodiscard]] PeerInfo my_info(const RunConfig& config, int world_rank, const std::string& host) const;
+  void connect(const PeerInfo& peer, std::optional<int> mtu);
+  void post_write(std::size_t qp, std::uint32_t bytes, bool signaled, std::uint64_t covers);
+  void reap(std::size_t min_completions);
+  void check_deadline(std::chrono::steady_clock::time_point since, std::string_view what) const;
+  void wait_for_byte(std::uint8_t value);
+  [[nodiscard]] bool writes() const { return m_pair.rank() == 0 || m_bidir; }
+  [[nodiscard]] bool receives() const { return m_pair.rank() == 1 || m_bidir; }
+  [[nodiscard]] std::uint8_t* send_half() const { return m_buffer.get(); }
+  [[nodiscard]] std::uint8_t* recv_half() const { return m_buffer.get() + m_half; }
+
+  Group& m_pair;
+  const bool m_lat;
+  const bool m_bidir;
+  const double m_timeout_s;
+  const int m_port;
+  std::uint64_t m_half = 0;  // bytes of each half of the buffer: the largest size
+  std::unique_ptr<std::uint8_t, FreeDeleter> m_buffer;
+  // Declared in creation order: destroyed QPs first, the context last.
+  Context m_ctx;
+  ProtectionDomain m_pd;
+  MemoryRegion m_mr;
+  CompletionQueue m_cq;
+  std::vector<QueuePair> m_qps;
+  PortFacts m_facts;
+  std::optional<int> m_gid_index;
+  ibv_gid m_gid{};
+  std::string m_gid_type;
+  std::string m_device;
+  std::string m_device_text;
+  int m_tx_depth = 1;
+  int m_cq_mod = 1;
+  int m_inline = 0;
+  std::uint32_t m_psn = 0;
+  PeerInfo m_peer;
+  RdmaInfo m_info;
+  VerbsTimer m_timer{*this};
+  // The current case and the state of the writes in flight.
+  CaseSpec m_spec;
+  std::uint32_t m_bytes = 0;
+  std::size_t m_next_qp = 0;
+  std::vector<std::uint64_t> m_in_flight;        // per QP: posted, not yet known complete
+  std::vector<std::uint64_t> m_since_signalled;  // per QP: posted since the last signalled write
+  std::uint8_t m_seq = 0;                        // ib_write_lat: the marker of the current round trip
+};
+
+double VerbsTimer::stop() {
+  m_backend.wait();
+  return m_backend.reported(std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count());
+}
+
+VerbsBackend::VerbsBackend(Group& pair, const RunConfig& config, int world_rank, const std::string& host)
+    : m_pair(pair),
+      m_lat(config.collective == Collective::IbWriteLat),
+      m_bidir(config.rdma.bidir),
+      m_timeout_s(config.timeout_s),
+      m_port(config.rdma.ib_port) {
+  if (pair.size() != 2) {
+    throw UsageError(fmt::format("an RDMA pair has 2 ranks, this group {}", pair.size()));
+  }
+  if (config.rdma.mem != "host") {
+    throw UsageError(
+        fmt::format("--mem {}: GPU memory as the RDMA buffer is not implemented yet; use --mem host", config.rdma.mem));
+  }
+  open_device(config);
+  create_queue_pairs(config);
+  const PeerInfo mine = my_info(config, world_rank, host);
+  const auto both = pair.all_gather(verbs::to_text(mine));
+  m_peer = verbs::peer_from_text(both.at(static_cast<std::size_t>(1 - pair.rank())), mine);
+  connect(m_peer, config.rdma.mtu);
+  pair.barrier();  // both sides ready to receive before anyone writes
+
+  const int path_mtu = std::min(mine.active_mtu, m_peer.active_mtu);
+  m_info.mtu = config.rdma.mtu ? std::min(*config.rdma.mtu, path_mtu) : path_mtu;
+  m_info.qps = static_cast<int>(m_qps.size());
+  m_info.tx_depth = m_tx_depth;
+  m_info.cq_mod = m_cq_mod;
+  m_info.inline_bytes = m_inline;
+  m_info.bidir = m_bidir;
+  m_info.mem = config.rdma.mem;
+  const auto endpoint = [](const PeerInfo& p) {
+    return RdmaEndpoint{p.rank, p.host,     p.device, p.port,      p.link_layer, p.gid_index,
+                        p.gid,  p.gid_type, p.lid,    p.rate_Gbps, p.active_mtu};
+  };
+  m_info.endpoints =
+      pair.rank() == 0 ? std::vector{endpoint(mine), endpoint(m_peer)} : std::vector{endpoint(m_peer), endpoint(mine)};
+}
+
+void VerbsBackend::open_device(const RunConfig& config) {
+  const DeviceList list;
+  std::vector<verbs::DeviceView> views;
+  for (ibv_device* dev : list.devices()) {
+    views.push_back(view_of(dev, m_port));
+  }
+  m_device = verbs::choose_device(views, config.rdma.device, m_port);
+  for (ibv_device* dev : list.devices()) {
+    if (m_device == ::ibv_get_device_name(dev)) {
+      m_ctx = Context(::ibv_open_device(dev));
+    }
+  }
+  if (m_ctx.get() == nullptr) {
+    fail("ibv_open_device " + m_device, errno);
+  }
+  m_facts = query_port(m_ctx.get(), m_port);
+  const bool ethernet = m_facts.link_layer == "Ethernet";
+  const auto gids = gid_table(m_ctx.get(), m_port, m_facts.attr.gid_tbl_len);
+  m_gid_index = verbs::choose_gid(gids, config.rdma.gid_index, ethernet, m_facts.attr.gid_tbl_len, m_device, m_port);
+  if (m_gid_index) {
+    if (const int err = ::ibv_query_gid(m_ctx.get(), static_cast<std::uint8_t>(m_port), *m_gid_index, &m_gid);
+        err != 0) {
+      fail("ibv_query_gid", err);
+    }
+    const auto it = std::ranges::find(gids, *m_gid_index, &verbs::GidView::index);
+    m_gid_type = it != gids.end() ? it->type : "IB";
+  }
+  const auto rate = verbs::port_rate_gbps(m_facts.attr.active_speed, m_facts.attr.active_width);
+  m_device_text = fmt::format("{} port {} ({}, {}, active MTU {})", m_device, m_port, m_facts.link_layer,
+                              rate ? fmt::format("{:g} Gb/s", *rate) : std::string{"rate unknown"},
+                              verbs::mtu_bytes(m_facts.attr.active_mtu));
+}
+
+void VerbsBackend::create_queue_pairs(const RunConfig& config) {
+  const RdmaOptions& r = config.rdma;
+  m_tx_depth = m_lat ? 1 : r.tx_depth;
+  m_cq_mod = m_lat ? 1 : std::min(r.cq_mod, m_tx_depth);
+  const int want_inline = r.inline_size.value_or(m_lat ? 220 : 0);
+  m_half = std::max<std::uint64_t>(config.max_bytes, 64);
+  constexpr std::size_t kPage = 4096;
+  const std::size_t total = (2 * m_half + kPage - 1) / kPage * kPage;
+  m_buffer.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kPage, total)));  // NOLINT(cppcoreguidelines-no-malloc)
+  if (!m_buffer) {
+    throw BackendError(fmt::format("cannot allocate {} bytes of RDMA buffer (-e {})", total, config.max_bytes));
+  }
+  std::memset(m_buffer.get(), 0, total);
+  m_pd = ProtectionDomain(::ibv_alloc_pd(m_ctx.get()));
+  if (m_pd.get() == nullptr) {
+    fail("ibv_alloc_pd", errno);
+  }
+  m_mr = MemoryRegion(::ibv_reg_mr(m_pd.get(), m_buffer.get(), total,
+                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
+  if (m_mr.get() == nullptr) {
+    fail(fmt::format("ibv_reg_mr of {} bytes (ulimit -l may be too low)", total), errno);
+  }
+  const int cq_depth = m_tx_depth * r.qps + 1;
+  m_cq = CompletionQueue(::ibv_create_cq(m_ctx.get(), cq_depth, nullptr, nullptr, 0));
+  if (m_cq.get() == nullptr) {
+    fail(fmt::format("ibv_create_cq of depth {} (lower --tx-depth or --qp)", cq_depth), errno);
+  }
+  m_inline = want_inline;
+  for (int i = 0; i < (m_lat ? 1 : r.qps); ++i) {
+    ibv_qp_init_attr init{};
+    init.send_cq = m_cq.get();
+    init.recv_cq = m_cq.get();
+    init.qp_type = IBV_QPT_RC;
+    init.cap.max_send_wr = static_cast<std::uint32_t>(m_tx_depth + 1);  // + the flushing write of wait()
+    init.cap.max_recv_wr = 1;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    init.cap.max_inline_data = static_cast<std::uint32_t>(want_inline);
+    QueuePair qp(::ibv_create_qp(m_pd.get(), &init));
+    if (qp.get() == nullptr) {
+      fail(fmt::format("ibv_create_qp (RC, {} writes in flight, {} bytes inline: lower -t or -I)", m_tx_depth,
+                       want_inline),
+           errno);
+    }
+    m_inline = std::min(m_inline, static_cast<int>(init.cap.max_inline_data));
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num = static_cast<std::uint8_t>(m_port);
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    if (const int err =
+            ::ibv_modify_qp(qp.get(), &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+        err != 0) {
+      fail("ibv_modify_qp to INIT", err);
+    }
+    m_qps.push_back(std::move(qp));
+  }
+  m_in_flight.assign(m_qps.size(), 0);
+  m_since_signalled.assign(m_qps.size(), 0);
+  std::random_device rd;
+  m_psn = rd() & 0xffffffU;
+}
+
+PeerInfo VerbsBackend::my_info(const RunConfig& config, int world_rank, const std::string& host) const {
+  PeerInfo p;
+  p.settings = fmt::format("{} qps={} bidir={} max_bytes={} mem={}", info(config.collective).bench, m_qps.size(),
+                           m_bidir ? 1 : 0, config.max_bytes, config.rdma.mem);
+  p.rank = world_rank;
+  p.host = host;
+  p.device = m_device;
+  p.port = m_port;
+  p.link_layer = m_facts.link_layer;
+  p.gid_index = m_gid_index;
+  if (m_gid_index) {
+    p.gid = gid_text(m_gid);
+    p.gid_type = m_gid_type;
+    p.gid_raw.assign(std::begin(m_gid.raw), std::end(m_gid.raw));
+  }
+  p.lid = m_facts.attr.lid;
+  p.active_mtu = verbs::mtu_bytes(m_facts.attr.active_mtu);
+  p.rate_Gbps = verbs::port_rate_gbps(m_facts.attr.active_speed, m_facts.attr.active_width);
+  for (const auto& qp : m_qps) {
+    p.qpns.push_back(qp.get()->qp_num);
+  }
+  p.psn = m_psn;
+  p.addr = reinterpret_cast<std::uintptr_t>(recv_half());
+  p.rkey = m_mr.get()->rkey;
+  p.bytes = m_half;
+  return p;
+}
+
+void VerbsBackend::connect(const PeerInfo& peer, std::optional<int> mtu) {
+  const int path = std::min(verbs::mtu_bytes(m_facts.attr.active_mtu), peer.active_mtu);
+  const int bytes = mtu ? std::min(*mtu, path) : path;
+  const auto path_mtu = verbs::ibv_mtu_of(bytes);
+  if (!path_mtu) {
+    throw BackendError(fmt::format("no path MTU: this port's active MTU is {}, the peer's {}",
+                                   verbs::mtu_bytes(m_facts.attr.active_mtu), peer.active_mtu));
+  }
+  for (std::size_t i = 0; i < m_qps.size(); ++i) {
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_RTR;
+    attr.path_mtu = static_cast<enum ibv_mtu>(*path_mtu);
+    attr.dest_qp_num = peer.qpns[i];
+    attr.rq_psn = peer.psn;
+    attr.max_dest_rd_atomic = 1;
+    attr.min_rnr_timer = 12;
+    attr.ah_attr.dlid = static_cast<std::uint16_t>(peer.lid);
+    attr.ah_attr.sl = 0;
+    attr.ah_attr.port_num = static_cast<std::uint8_t>(m_port);
+    if (m_gid_index) {
+      attr.ah_attr.is_global = 1;
+      std::copy(peer.gid_raw.begin(), peer.gid_raw.end(), std::begin(attr.ah_attr.grh.dgid.raw));
+      attr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(*m_gid_index);
+      attr.ah_attr.grh.hop_limit = 64;
+    }
+    if (const int err = ::ibv_modify_qp(m_qps[i].get(), &attr,
+                                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+        err != 0) {
+      fail(fmt::format("ibv_modify_qp to RTR (peer {} {} qpn {}, {}; this side's GID index {})", peer.host, peer.device,
+                       peer.qpns[i], peer.gid.empty() ? fmt::format("LID {}", peer.lid) : peer.gid,
+                       m_gid_index ? std::to_string(*m_gid_index) : std::string{"none"}),
+           err);
+    }
+    ibv_qp_attr rts{};
+    rts.qp_state = IBV_QPS_RTS;
+    rts.timeout = 14;  // 4.096 us x 2^14 = 67 ms per try
+    rts.retry_cnt = 7;
+    rts.rnr_retry = 7;
+    rts.sq_psn = m_psn;
+    rts.max_rd_atomic = 1;
+    if (const int err = ::ibv_modify_qp(m_qps[i].get(), &rts,
+                                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                            IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+        err != 0) {
+      fail("ibv_modify_qp to RTS", err);
+    }
+  }
+}
+
+Support VerbsBackend::supports(const CaseSpec& spec) const {
+  if (!is_rdma(spec.collective) || spec.dtype != DType::Uint8) {
+    return {false, "the verbs backend measures ib_write_bw and ib_write_lat on bytes only"};
+  }
+  if (spec.count == 0 || spec.count > m_half || spec.count > 0x80000000ULL) {
+    return {false, fmt::format("{} bytes: an RDMA write here is 1 B to {} B", spec.count,
+                               std::min<std::uint64_t>(m_half, 0x80000000ULL))};
+  }
+  return {};
+}
+
+void VerbsBackend::prepare(const CaseSpec& spec) {
+  wait();  // nothing of the last case is in flight
+  m_spec = spec;
+  m_bytes = static_cast<std::uint32_t>(spec.count);
+  m_seq = 0;
+  __atomic_store_n(recv_half() + m_bytes - 1, std::uint8_t{0}, __ATOMIC_RELEASE);  // no stale marker
+}
+
+void VerbsBackend::fill_pattern() {
+  fill_input(m_spec, 2, m_pair.rank(), send_half());
+  std::memset(recv_half(), 0, m_bytes);
+}
+
+std::uint64_t VerbsBackend::count_wrong() {
+  m_pair.barrier();  // the writer's last write is complete: the data is in place
+  if (!receives()) {
+    return 0;
+  }
+  CaseSpec checked = m_spec;
+  if (m_lat) {
+    checked.count -= 1;  // the last byte is the round trip's marker
+  }
+  return ccbench::count_wrong(checked, 2, m_pair.rank(), recv_half());
+}
+
+double VerbsBackend::reported(double elapsed) const {
+  if (!m_lat) {
+    return writes() ? elapsed : 0.0;
+  }
+  return m_pair.rank() == 0 ? elapsed / 2.0 : 0.0;  // one way; the answering side's clock says nothing
+}
+
+void VerbsBackend::check_deadline(std::chrono::steady_clock::time_point since, std::string_view what) const {
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  if (waited > m_timeout_s) {
+    throw TimeoutError(fmt::format("no {} from {} ({} on {}) for {:.1f} s (--timeout {:g}): is the peer alive?", what,
+                                   m_peer.device, m_peer.host, m_peer.rank, waited, m_timeout_s));
+  }
+}
+
+void VerbsBackend::post_write(std::size_t qp, std::uint32_t bytes, bool signaled, std::uint64_t covers) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<std::uintptr_t>(send_half());
+  sge.length = bytes;
+  sge.lkey = m_mr.get()->lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = (covers << 16U) | qp;
+  wr.sg_list = bytes > 0 ? &sge : nullptr;
+  wr.num_sge = bytes > 0 ? 1 : 0;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  const unsigned signal_flag = signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0U;
+  const unsigned inline_flag =
+      bytes > 0 && static_cast<int>(bytes) <= m_inline ? static_cast<unsigned>(IBV_SEND_INLINE) : 0U;
+  wr.send_flags = signal_flag | inline_flag;
+  wr.wr.rdma.remote_addr = m_peer.addr;
+  wr.wr.rdma.rkey = m_peer.rkey;
+  ibv_send_wr* bad = nullptr;
+  if (const int err = ::ibv_post_send(m_qps[qp].get(), &wr, &bad); err != 0) {
+    fail(fmt::format("ibv_post_send (RDMA WRITE of {} B)", bytes), err);
+  }
+}
+
+// Polls until at least `min_completions` signalled writes have completed; each covers the unsignalled
+// writes posted before it on its QP.
+void VerbsBackend::reap(std::size_t min_completions) {
+  std::array<ibv_wc, 16> wc{};
+  std::size_t got = 0;
+  const auto since = std::chrono::steady_clock::now();
+  std::uint64_t idle = 0;
+  while (got < min_completions) {
+    const int n = ::ibv_poll_cq(m_cq.get(), static_cast<int>(wc.size()), wc.data());
+    if (n < 0) {
+      throw BackendError("ibv_poll_cq failed");
+    }
+    for (int i = 0; i < n; ++i) {
+      const ibv_wc& c = wc[static_cast<std::size_t>(i)];
+      if (c.status != IBV_WC_SUCCESS) {
+        throw BackendError(fmt::format("RDMA write to {} ({} on {}) failed: {} (vendor error {:#x})", m_peer.device,
+                                       m_peer.host, m_peer.rank, ::ibv_wc_status_str(c.status), c.vendor_err));
+      }
+      const std::size_t qp = c.wr_id & 0xffffU;
+      m_in_flight[qp] -= std::min(m_in_flight[qp], c.wr_id >> 16U);
+    }
+    got += static_cast<std::size_t>(n);
+    if (n == 0 && (++idle & 0xfffU) == 0) {
+      check_deadline(since, "completion");
+    }
+  }
+}
+
+void VerbsBackend::wait_for_byte(std::uint8_t value) {
+  const std::uint8_t* flag = recv_half() + m_bytes - 1;
+  const auto since = std::chrono::steady_clock::now();
+  std::uint64_t spins = 0;
+  while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != value) {
+    if ((++spins & 0xfffU) == 0) {
+      check_deadline(since, "write");
+    }
+  }
+}
+
+void VerbsBackend::enqueue() {
+  if (m_lat) {  // ping-pong: the writer's write, then the answer, each detected by its last byte
+    m_seq = static_cast<std::uint8_t>(m_seq % 255U + 1U);
+    if (m_pair.rank() == 1) {
+      wait_for_byte(m_seq);
+    }
+    send_half()[m_bytes - 1] = m_seq;
+    m_in_flight[0] += 1;
+    post_write(0, m_bytes, true, 1);
+    if (m_pair.rank() == 0) {
+      wait_for_byte(m_seq);
+    }
+    reap(1);
+    return;
+  }
+  if (!writes()) {
+    return;
+  }
+  const std::size_t qp = m_next_qp;
+  m_next_qp = (m_next_qp + 1) % m_qps.size();
+  while (m_in_flight[qp] >= static_cast<std::uint64_t>(m_tx_depth)) {
+    reap(1);
+  }
+  m_in_flight[qp] += 1;
+  m_since_signalled[qp] += 1;
+  const bool signal = m_since_signalled[qp] >= static_cast<std::uint64_t>(m_cq_mod);
+  post_write(qp, m_bytes, signal, signal ? m_since_signalled[qp] : 0);
+  if (signal) {
+    m_since_signalled[qp] = 0;
+  }
+}
+
+// Every write posted is complete. Unsignalled writes at the tail of a QP are covered by one signalled
+// zero-byte write (completions come in order on a QP).
+void VerbsBackend::wait() {
+  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
+    if (m_since_signalled[qp] > 0) {
+      m_in_flight[qp] += 1;
+      post_write(qp, 0, true, m_since_signalled[qp] + 1);
+      m_since_signalled[qp] = 0;
+    }
+  }
+  while (std::any_of(m_in_flight.begin(), m_in_flight.end(), [](std::uint64_t n) { return n > 0; })) {
+    reap(1);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_verbs_backend(Group& pair, const RunConfig& config, int world_rank,
+                                            const std::string& host) {
+  return std::make_unique<VerbsBackend>(pair, config, world_rank, host);
+}
+
+}  // namespace ccbench

@@ -1,0 +1,27 @@
+# rdma tier (DESIGN §8): RDMA programs over Soft-RoCE (rdma_rxe on lo) inside a small QEMU guest booted from
+# Debian's own kernel package (tests/rdma/rdma_vm.py); software emulation unless CCBENCH_RDMA_VM_ACCEL=kvm.
+# Needs qemu-system-x86, busybox-static, perftest, kmod and the kernel package (downloaded once into
+# ~/.cache/ccbench/rdma-vm); each test exits 77 (skipped) where these are missing. Included from
+# tests/CMakeLists.txt (Python3 provided).
+set(_rdma_driver ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rdma/rdma_test.py)
+
+# perftest's ib_write_bw (4 sizes) and ib_write_lat (2 sizes) between two processes in the guest: ~30 s here.
+add_test(NAME rdma.perftest COMMAND ${_rdma_driver} perftest)
+# RUN_SERIAL: the guest's two vCPUs busy-poll; anything beside them turns microseconds into milliseconds.
+set_tests_properties(rdma.perftest PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 270)
+
+# Open MPI inside the guest (plm isolated, shared memory): allreduce_bench --backend mpi under mpirun -np 2,
+# verified, its JSON validated: ~40 s here, most of the image being libnccl when the benches link it.
+if(TARGET allreduce_bench)
+  add_test(NAME rdma.mpi_smoke COMMAND ${_rdma_driver} --bin-dir $<TARGET_FILE_DIR:allreduce_bench>
+           --schema ${PROJECT_SOURCE_DIR}/report/schema/ccbench.result.schema.json mpi-smoke)
+  set_tests_properties(rdma.mpi_smoke PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 270)
+endif()
+
+# Our ib_write_bw_bench / ib_write_lat_bench under mpirun -np 2 on rxe0, verified, JSON validated, printed beside
+# perftest at the same sizes; --all-pairs on 4 ranks; bad device / GID / port / rank count exit 2.
+if(TARGET ib_write_bw_bench AND CCBENCH_VERBS_FOUND)
+  add_test(NAME rdma.verbs COMMAND ${_rdma_driver} --bin-dir $<TARGET_FILE_DIR:ib_write_bw_bench>
+           --schema ${PROJECT_SOURCE_DIR}/report/schema/ccbench.result.schema.json verbs)
+  set_tests_properties(rdma.verbs PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 290)
+endif()

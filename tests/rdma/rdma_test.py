@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""rdma-tier tests: RDMA programs over Soft-RoCE (rxe0 on lo) inside a QEMU guest (tests/rdma/rdma_vm.py).
+
+  rdma_test.py perftest    perftest's ib_write_bw (4 sizes) and ib_write_lat (2 sizes), server and client on
+                           127.0.0.1: every run completes and reports a row for its size; the figures are printed
+  rdma_test.py mpi-smoke --bin-dir DIR [--schema S]   allreduce_bench --backend mpi under `mpirun -np 2`
+                           inside the guest (shared memory, plm isolated): completes, verified, its JSON valid
+
+Exit 77 (skipped) where this machine cannot run the guest. Judged on completion and the rows present, never on
+speed: under software emulation rates are ~1 Gb/s at best and swing with the host's load. Every test ends by
+checking that no QEMU process it started is alive and that its temp dir is gone.
+"""
+import argparse
+import json
+import math
+import os
+import pathlib
+import re
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tools"))
+sys.path.insert(0, str(HERE))
+import rdma_vm  # noqa: E402
+import validate_result  # noqa: E402
+
+SKIP = rdma_vm.SKIP
+PERFTEST_FLAGS = "-d rxe0 -x 1 -F"  # GID index 1 = ::ffff:127.0.0.1 (RoCE v2); -F: no CPU-frequency check
+BW_RUNS = [(2, 1000), (4096, 1000), (65536, 200), (1048576, 20)]  # (bytes, iterations): seconds each emulated
+LAT_RUNS = [(2, 200), (4096, 200)]
+BASE_PORT = 18515  # perftest's default; each run gets its own port
+STEP_TIMEOUT_S = 40
+GUEST_BUDGET_S = 150  # all steps together; with boot and image build well inside the ctest TIMEOUT
+COLUMNS = {"#bytes": "bytes", "#iterations": "iterations", "BW peak[MB/sec]": "bw_peak_MBps",
+           "BW average[MB/sec]": "bw_average_MBps", "MsgRate[Mpps]": "msg_rate_Mpps", "t_min[usec]": "t_min_us",
+           "t_max[usec]": "t_max_us", "t_typical[usec]": "t_typical_us", "t_avg[usec]": "t_avg_us",
+           "t_stdev[usec]": "t_stdev_us", "99% percentile[usec]": "p99_us", "99.9% percentile[usec]": "p99_9_us"}
+HEADER_TOKEN = re.compile(r"#\w+|[\w.%]+(?: \w+)?\[[^\]]*\]")
+# Open MPI in the guest: mpirun/orted, the MCA and PMIx plugins with their help files and defaults.
+MPI_FILES = ["/usr/bin/mpirun", "/usr/bin/orted", "/usr/lib/x86_64-linux-gnu/openmpi/lib",
+             "/usr/lib/x86_64-linux-gnu/pmix2", "/usr/share/openmpi", "/etc/openmpi"]
+# No network and no ssh in the guest: plm isolated launches the local ranks itself; shared memory only.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_plm": "isolated",
+           "OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1", "OMPI_MCA_mpi_yield_when_idle": "1"}
+MPI_SMOKE_SIZES = [1024, 4096]
+
+
+def loadavg():
+    return pathlib.Path("/proc/loadavg").read_text().split(" ", 3)[:3]
+
+
+def number(text):
+    value = float(text)
+    return value if math.isfinite(value) else None  # perftest prints inf/-nan when a clock went wrong
+
+
+def parse_perftest(output):
+    """The table rows of perftest output (the client's part: up to the server's marker) as dicts."""
+    client = output.split("== server exit", 1)[0]
+    rows, columns = [], None
+    for line in client.splitlines():
+        if line.strip().startswith("#bytes"):
+            columns = [COLUMNS.get(t, re.sub(r"\W+", "_", t).strip("_").lower()) for t in HEADER_TOKEN.findall(line)]
+            continue
+        fields = line.split()
+        if columns and len(fields) == len(columns) and fields[0].isdigit():
+            try:
+                row = {c: number(f) for c, f in zip(columns, fields)}
+            except ValueError:
+                continue
+            row["bytes"], row["iterations"] = int(fields[0]), int(fields[1])
+            rows.append(row)
+    return rows
+
+
+def perftest_step(program, size, iters, port):
+    server = f"{program} {PERFTEST_FLAGS} -p {port} -s {size} -n {iters}"
+    return rdma_vm.Step(f"{program}-{size}", f"server_client {port} '{server}' '{server} 127.0.0.1'",
+                        STEP_TIMEOUT_S)
+
+
+def fmt(value, spec):
+    return format(value, spec) if value is not None else format("-", spec.split(".")[0].rstrip("f"))
+
+
+def print_figures(figures):
+    print(f"ib_write_bw over rxe0 (Soft-RoCE on lo, guest kernel {figures['kernel']}, {figures['accel']}):")
+    print(f"{'bytes':>9} {'iters':>6} {'peak MB/s':>10} {'avg MB/s':>10} {'Mpps':>9}")
+    for r in figures["ib_write_bw"]:
+        print(f"{r['bytes']:>9} {r['iterations']:>6} {fmt(r.get('bw_peak_MBps'), '10.2f')} "
+              f"{fmt(r.get('bw_average_MBps'), '10.2f')} {fmt(r.get('msg_rate_Mpps'), '9.6f')}")
+    print("ib_write_lat (usec):")
+    print(f"{'bytes':>9} {'iters':>6} {'t_min':>9} {'typical':>9} {'t_avg':>9} {'t_max':>9} {'99%':>9} {'99.9%':>9}")
+    for r in figures["ib_write_lat"]:
+        print(f"{r['bytes']:>9} {r['iterations']:>6} " + " ".join(
+            fmt(r.get(k), "9.2f") for k in ("t_min_us", "t_typical_us", "t_avg_us", "t_max_us", "p99_us", "p99_9_us")))
+
+
+def print_timings(result, wall_s):
+    t = result.timings
+    steps = ", ".join(f"{s.name} {s.elapsed_s:.1f}" for s in result.steps.values())
+    print(f"timings: image build {t.get('image_s', float('nan')):.1f} s ({t.get('image_MiB', 0):.1f} MiB), "
+          f"boot {t.get('boot_s', float('nan')):.1f} s, boot+run {t.get('run_s', float('nan')):.1f} s, "
+          f"total {wall_s:.1f} s; in the guest (s): {steps}")
+
+
+def report_failure(result, why):
+    for step in result.steps.values():
+        if step.rc != 0:
+            print(f"--- step {step.name}: exit {step.rc}{' (timed out)' if step.rc == 137 else ''}\n{step.output}")
+    print("--- console (last 3000 characters):\n" + result.console[-3000:])
+    raise AssertionError(why)
+
+
+def check_steps(result, steps):
+    if result.exit_code is None or result.errors:
+        report_failure(result, f"the guest did not boot and run cleanly: {result.errors or 'no exit code reported'}")
+    missing = [s.name for s in steps if s.name not in result.steps]
+    failed = [f"{s.name} (exit {s.rc})" for s in result.steps.values() if s.rc != 0]
+    if missing or failed:
+        report_failure(result, f"steps failed: {failed}; never reported: {missing}")
+
+
+# ---- perftest -------------------------------------------------------------------------------------------------
+
+
+def perftest(_args, tag):
+    runs = [("ib_write_bw", s, n) for s, n in BW_RUNS] + [("ib_write_lat", s, n) for s, n in LAT_RUNS]
+    steps = [perftest_step(prog, size, iters, BASE_PORT + i) for i, (prog, size, iters) in enumerate(runs)]
+    print(f"loadavg before: {' '.join(loadavg())}", flush=True)
+    start = time.monotonic()
+    result = rdma_vm.run_steps(steps, budget_s=GUEST_BUDGET_S, tag=tag)
+    wall_s = time.monotonic() - start
+    print(f"loadavg after: {' '.join(loadavg())}")
+    check_steps(result, steps)
+    figures = {"kernel": result.kernel, "accel": os.environ.get("CCBENCH_RDMA_VM_ACCEL", "tcg"),
+               "ib_write_bw": [], "ib_write_lat": []}
+    problems = []
+    for (prog, size, iters), step in zip(runs, steps):
+        rows = [r for r in parse_perftest(result.steps[step.name].output) if r["bytes"] == size]
+        if len(rows) != 1 or rows[0]["iterations"] != iters:
+            problems.append(f"{step.name}: expected one row for {size} B x {iters}, got {rows}")
+            print(f"--- {step.name}:\n{result.steps[step.name].output}")
+        figures[prog] += rows[:1]
+    print_figures(figures)
+    print_timings(result, wall_s)
+    print("figures: " + json.dumps(figures))
+    assert not problems, "; ".join(problems)
+    print(f"PASS: ib_write_bw at {len(BW_RUNS)} sizes and ib_write_lat at {len(LAT_RUNS)} sizes completed over rxe0")
+
+
+# ---- mpi-smoke ------------------------------------------------------------------------------------------------
+
+
+def mpirun_command(np, program):
+    exports = " ".join(f"{k}={v}" for k, v in MPI_ENV.items())
+    return f"export {exports}; mpirun -np {np} --oversubscribe --bind-to none {program}"
+
+
+def mpi_smoke(args, tag):
+    """allreduce_bench --backend mpi under mpirun -np 2 in the guest: completes, verified, valid JSON back."""
+    assert args.bin_dir, "mpi-smoke needs --bin-dir (build/bench/apps)"
+    bench = pathlib.Path(args.bin_dir).resolve() / "allreduce_bench"
+    assert bench.is_file(), f"{bench} does not exist: build the benches first"
+    out = "/tmp/allreduce.json"
+    flags = f"--backend mpi -b 1K -e 4K -f 4 -n 3 -w 1 -c 1 --placement out --out {out}"
+    steps = [rdma_vm.Step("mpirun-hostname", mpirun_command(2, "hostname"), 45),
+             rdma_vm.Step("allreduce", mpirun_command(2, f"{bench} {flags}"), 90)]
+    print(f"loadavg before: {' '.join(loadavg())}", flush=True)
+    start = time.monotonic()
+    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + [bench], fetch=[out], budget_s=GUEST_BUDGET_S, tag=tag)
+    wall_s = time.monotonic() - start
+    print(f"loadavg after: {' '.join(loadavg())}")
+    check_steps(result, steps)
+    print(result.steps["allreduce"].output)
+    print_timings(result, wall_s)
+    assert out in result.files, f"{out} did not come back from the guest"
+    doc = json.loads(result.files[out])
+    if args.schema:
+        found = list(validate_result.problems(validate_result.validator(args.schema), doc))
+        assert not found, f"{out} does not validate: {found[0]}"
+    sizes = sorted(r["size_bytes"] for r in doc["results"])
+    assert sizes == MPI_SMOKE_SIZES, f"sizes {sizes}, expected {MPI_SMOKE_SIZES}"
+    for r in doc["results"]:
+        assert r["status"] == "ok" and r["wrong_elements"] == 0 and r["ranks"] == 2, f"{r['size_bytes']} B: {r}"
+    print(f"PASS: mpirun -np 2 allreduce_bench in the guest: sizes {sizes} ok and verified"
+          f"{', JSON valid' if args.schema else ''}")
+
+
+# ---- verbs: our ib_write benches beside perftest, on the same rxe0 in one boot -----------------------------------
+
+OURS_BW = [2, 64, 2048, 65536, 2097152]  # -b 2 -e 2M -f 32
+PERF_BW_ITERS = {2: 1000, 64: 1000, 2048: 1000, 65536: 200, 2097152: 10}
+OURS_LAT = [2, 4096]  # -b 2 -e 4K -f 2048
+LAT_ITERS = 200
+# (name, ranks, bench and flags, what the one line on stderr must say); each must exit 2
+BAD_INPUTS = [
+    ("bad-device", 2, "ib_write_bw_bench -d mlx5_9 -s 64", "--ib-dev mlx5_9: no such RDMA device (devices here: rxe0"),
+    ("gid-out-of-range", 2, "ib_write_bw_bench -x 4096 -s 64", "--gid-index 4096 is out of range: port 1 of rxe0"),
+    ("gid-empty", 2, "ib_write_lat_bench -x 7 -s 64", "--gid-index 7: that entry of rxe0 port 1 is empty"),
+    ("no-port-2", 2, "ib_write_bw_bench -d rxe0 -i 2 -s 64", "--ib-port 2: rxe0 has port(s) 1..1"),
+    ("no-active-port-2", 2, "ib_write_lat_bench -i 2 -s 64", "no RDMA device has port 2 ACTIVE: rxe0 (port 2 absent)"),
+    ("one-rank", 1, "ib_write_bw_bench -s 64", "measures between 2 ranks"),
+]
+
+
+def expect_exit_2(command):
+    """A guest step that succeeds when COMMAND exits 2 (its stderr is shown in the step's output)."""
+    return f"{command}; rc=$?; echo \"exit code $rc\"; [ $rc -eq 2 ]"
+
+
+def ours_vs_perftest(doc, perf_rows, key):
+    """Rows of (bytes, ours, perftest) for the sizes both measured."""
+    by_size = {r["bytes"]: r for r in perf_rows}
+    out = []
+    for r in doc["results"]:
+        p = by_size.get(r["size_bytes"])
+        if key == "bw":
+            ours = (r["busbw_GBps"] * 1e3, (r.get("bw_peak_GBps") or 0) * 1e3)  # MB/s, perftest's unit
+            theirs = (p.get("bw_average_MBps"), p.get("bw_peak_MBps")) if p else (None, None)
+        else:
+            t = r["time"]
+            ours = (t["p50_us"], t["min_us"], t["p99_us"])
+            theirs = (p.get("t_typical_us"), p.get("t_min_us"), p.get("p99_us")) if p else (None, None, None)
+        out.append((r["size_bytes"], ours, theirs))
+    return out
+
+
+def check_rdma_doc(doc, bench, sizes, ranks=2):
+    got = sorted(r["size_bytes"] for r in doc["results"])
+    assert got == sorted(sizes * (len(got) // max(len(sizes), 1) or 1)), f"{bench}: sizes {got}, expected {sizes}"
+    for r in doc["results"]:
+        where = f"{bench} {r['size_bytes']} B {r['group_id']}"
+        assert r["status"] == "ok", f"{where}: {r['status']} {r['reason']}"
+        assert r["wrong_elements"] == 0, f"{where}: {r['wrong_elements']} wrong bytes"
+        assert r["backend"] == "verbs" and r["ranks"] == ranks, where
+        ends = r["rdma"]["endpoints"]
+        assert [e["device"] for e in ends] == ["rxe0", "rxe0"], f"{where}: {ends}"
+        assert all(e["gid_index"] == 1 and e["gid"] == "::ffff:127.0.0.1" and e["gid_type"] == "RoCE v2"
+                   for e in ends), f"{where}: {ends}"
+
+
+def verbs(args, tag):
+    """ib_write_bw_bench and ib_write_lat_bench under mpirun -np 2 on rxe0, verified (-c 1), their JSON valid,
+    printed beside perftest's ib_write_bw/ib_write_lat at the same sizes; --all-pairs on 4 ranks; bad input."""
+    assert args.bin_dir, "verbs needs --bin-dir (build/bench/apps)"
+    bin_dir = pathlib.Path(args.bin_dir).resolve()
+    benches = [bin_dir / "ib_write_bw_bench", bin_dir / "ib_write_lat_bench"]
+    for b in benches:
+        assert b.is_file(), f"{b} does not exist: build with libibverbs-dev installed (CCBENCH_VERBS)"
+    bw, lat, pairs = "/tmp/bw.json", "/tmp/lat.json", "/tmp/pairs.json"
+    common = "-d rxe0 -c 1 -w 2 --timeout 60"
+    steps = [
+        rdma_vm.Step("ours-bw", mpirun_command(2, f"{benches[0]} {common} -b 2 -e 2M -f 32 -n 10 --out {bw}"), 90),
+        rdma_vm.Step("ours-lat", mpirun_command(2, f"{benches[1]} {common} -b 2 -e 4K -f 2048 -n {LAT_ITERS} "
+                                                   f"--out {lat}"), 60),
+        rdma_vm.Step("ours-all-pairs", mpirun_command(4, f"{benches[0]} {common} --all-pairs -s 4096 -n 5 "
+                                                         f"--out {pairs}"), 90),
+    ]
+    port = BASE_PORT
+    for size in OURS_BW:
+        steps.append(perftest_step("ib_write_bw", size, PERF_BW_ITERS[size], port))
+        port += 1
+    for size in OURS_LAT:
+        steps.append(perftest_step("ib_write_lat", size, LAT_ITERS, port))
+        port += 1
+    for name, np, command, _ in BAD_INPUTS:
+        program, _, flags = command.partition(" ")
+        steps.append(rdma_vm.Step(name, expect_exit_2(mpirun_command(np, f"{bin_dir / program} {flags}")), 30))
+    print(f"loadavg before: {' '.join(loadavg())}", flush=True)
+    start = time.monotonic()
+    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches, fetch=[bw, lat, pairs], budget_s=200, tag=tag)
+    wall_s = time.monotonic() - start
+    print(f"loadavg after: {' '.join(loadavg())}")
+    check_steps(result, steps)
+    for name in ("ours-bw", "ours-lat", "ours-all-pairs"):
+        print(f"--- {name}:\n{result.steps[name].output}")
+    docs = {}
+    validator = validate_result.validator(args.schema) if args.schema else None
+    for path in (bw, lat, pairs):
+        assert path in result.files, f"{path} did not come back from the guest"
+        docs[path] = json.loads(result.files[path])
+        if validator:
+            found = list(validate_result.problems(validator, docs[path]))
+            assert not found, f"{path} does not validate: {found[0]}"
+    check_rdma_doc(docs[bw], "ib_write_bw_bench", OURS_BW)
+    check_rdma_doc(docs[lat], "ib_write_lat_bench", OURS_LAT)
+    check_rdma_doc(docs[pairs], "ib_write_bw_bench --all-pairs", [4096])
+    met = sorted(tuple(r["group_ranks"]) for r in docs[pairs]["results"])
+    assert met == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)], f"--all-pairs measured {met}"
+    perf_bw = [r for s in OURS_BW for r in parse_perftest(result.steps[f"ib_write_bw-{s}"].output)]
+    perf_lat = [r for s in OURS_LAT for r in parse_perftest(result.steps[f"ib_write_lat-{s}"].output)]
+    print("ib_write_bw over rxe0, MB/s (ours: median / peak = size over the fastest sample; perftest: "
+          "average / peak):")
+    print(f"{'bytes':>9} {'ours p50':>10} {'ours peak':>10} {'pt avg':>10} {'pt peak':>10}")
+    for size, ours, theirs in ours_vs_perftest(docs[bw], perf_bw, "bw"):
+        print(f"{size:>9} {fmt(ours[0], '10.2f')} {fmt(ours[1], '10.2f')} {fmt(theirs[0], '10.2f')} "
+              f"{fmt(theirs[1], '10.2f')}")
+    print("ib_write_lat over rxe0, one way, usec (ours: p50 / min / p99 of half round trips; perftest: "
+          "t_typical / t_min / 99%):")
+    print(f"{'bytes':>9} {'ours p50':>9} {'ours min':>9} {'ours p99':>9} {'pt typ':>9} {'pt min':>9} {'pt 99%':>9}")
+    for size, ours, theirs in ours_vs_perftest(docs[lat], perf_lat, "lat"):
+        print(f"{size:>9} " + " ".join(fmt(v, "9.2f") for v in (*ours, *theirs)))
+    for name, _, _, says in BAD_INPUTS:
+        out = result.steps[name].output
+        lines = [ln for ln in out.splitlines() if ": error: " in ln]
+        assert len(lines) == 1 and says in lines[0], f"{name}: expected one error line with {says!r}, got:\n{out}"
+        print(f"bad input {name}: exit 2, {lines[0]}")
+    print(f"--all-pairs on 4 ranks: {len(met)} pairs, each once: {met}")
+    print_timings(result, wall_s)
+    print(f"PASS: ib_write_bw_bench ({len(OURS_BW)} sizes) and ib_write_lat_bench ({len(OURS_LAT)} sizes) completed "
+          f"over rxe0 with 0 wrong bytes{', JSON valid' if validator else ''}; {len(BAD_INPUTS)} bad inputs exit 2")
+
+
+TESTS = {"perftest": perftest, "mpi-smoke": mpi_smoke, "verbs": verbs}
+
+
+def assert_clean(tag):
+    left = rdma_vm.leftovers(tag)
+    assert not left, "left behind: " + "; ".join(left)
+    print(f"clean: no qemu process and no temp dir of {tag} is left")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-dir", help="the benches (build/bench/apps), for mpi-smoke")
+    parser.add_argument("--schema", help="the result JSON schema: mpi-smoke validates what comes back")
+    parser.add_argument("what", choices=sorted(TESTS))
+    args = parser.parse_args()
+    rdma_vm.install_guards()
+    start = time.monotonic()
+    try:
+        k = rdma_vm.check_available()
+    except rdma_vm.Unavailable as e:
+        print(f"SKIPPED: {e}")
+        return SKIP
+    print(f"guest kernel {k.version}: resolved, fetched and unpacked (when not cached yet) in "
+          f"{time.monotonic() - start:.1f} s")
+    tag = rdma_vm.new_tag()
+    try:
+        TESTS[args.what](args, tag)
+    finally:
+        assert_clean(tag)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
