@@ -14,8 +14,8 @@ namespace ccbench::verbs {
 struct DeviceView {
   std::string name;
   int port_count = 0;
-  bool port_active = false;     // the port asked for (-i) is ACTIVE
-  std::string port_state;  // "ACTIVE", "DOWN", ... for messages
+  bool port_active = false;  // the port asked for (-i) is ACTIVE
+  std::string port_state;    // "ACTIVE", "DOWN", ... for messages
 };
 
 /// The device to open: -d NAME, else the first whose port is ACTIVE. Throws UsageError naming the
