@@ -46,6 +46,11 @@ std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, dou
 
 }  // namespace
 
+std::unique_ptr<Backend> make_rdma_backend(Group& pair, const RunConfig& config, int world_rank,
+                                           const std::string& host) {
+  return make_verbs(pair, config, world_rank, host);
+}
+
 int visible_gpus() {
 #if CCBENCH_HAVE_NCCL
   return visible_cuda_devices();

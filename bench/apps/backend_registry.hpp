@@ -25,6 +25,11 @@ int visible_gpus();
 /// run on this host with `gpus` visible (none, or more ranks on the host than GPUs).
 void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, int gpus);
 
+/// The verbs backend over any two-rank group (the standalone pair's TCP group too). Throws UsageError
+/// when this build has none.
+std::unique_ptr<Backend> make_rdma_backend(Group& pair, const RunConfig& config, int world_rank,
+                                           const std::string& host);
+
 /// Collective over `group`. Throws UsageError when the backend cannot run (see check_can_run).
 /// `world_rank` and `host` name this rank where a backend records its side (verbs).
 std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,

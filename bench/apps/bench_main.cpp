@@ -16,6 +16,8 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"
 #include "ccbench/pairing.hpp"
+#include "ccbench/tcp_pair.hpp"
+#include "ccbench/version.hpp"
 #include "session.hpp"
 #include "topology_gather.hpp"
 
@@ -106,17 +108,29 @@ Membership join_group(const RunConfig& config, BackendChoice choice, MpiGroup& w
   m.plan = group_of(groups, world.rank());
   const auto& ranks = m.plan != nullptr ? m.plan->ranks : std::vector<int>{};
   const auto key = std::find(ranks.begin(), ranks.end(), world.rank()) - ranks.begin();
-  m.group = world.split(m.plan != nullptr ? m.plan->color : -1, static_cast<int>(key));
+  std::unique_ptr<MpiGroup> split = world.split(m.plan != nullptr ? m.plan->color : -1, static_cast<int>(key));
   agreed(world, program, [&] {  // local checks first, so no rank enters set-up alone
     check_can_run(choice, layout.placement, local_hostname(), visible_gpus());
     return true;
   });
   m.backend = agreed(world, program, [&]() -> std::unique_ptr<Backend> {
-    if (m.group == nullptr) {
+    if (split == nullptr) {
       return nullptr;  // idles in this split
     }
-    return make_backend(choice, *m.group, layout.placement, config, world.rank(), local_hostname());
+    return make_backend(choice, *split, layout.placement, config, world.rank(), local_hostname());
   });
+  m.group = split.get();
+  m.owned = std::move(split);
+  return m;
+}
+
+/// The standalone RDMA pair (--server / --connect): the two processes are the world and its one pair.
+Membership join_pair(const RunConfig& config, Group& pair, const std::vector<GroupPlan>& groups,
+                     std::string_view program) {
+  Membership m;
+  m.plan = group_of(groups, pair.rank());
+  m.group = &pair;
+  m.backend = agreed(pair, program, [&] { return make_rdma_backend(pair, config, pair.rank(), local_hostname()); });
   return m;
 }
 
@@ -176,9 +190,14 @@ void warn_unbound(const std::vector<BindingRecord>& binding, std::string_view pr
   }
 }
 
-int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
+/// How a run's processes meet: through MPI (mpirun, srun), or the standalone RDMA pair over TCP.
+struct Launch {
+  MpiGroup* mpi = nullptr;  // null in the standalone pair
+  HangGuard::EndJob end_job;
+};
+
+int run_program(Collective collective, Group& world, const Launch& launch, std::span<const char* const> args) {
   const auto& coll = info(collective);
-  const std::span<const char* const> args(argv, static_cast<std::size_t>(argc));
   auto parsed = agreed(world, coll.bench, [&] { return parse_command_line(collective, args); });
   if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
     if (world.rank() == 0) {
@@ -188,7 +207,7 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   }
   SessionInputs in;
   in.config = std::get<RunConfig>(std::move(parsed));
-  HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s);
+  HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s, launch.end_job);
   guard.begin("set-up: learning which ranks share a host");
   stop_here_if_asked("setup", world.rank());
   const Layout layout = discover_layout(world);
@@ -232,8 +251,11 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   BindingRecord binding =
       bind_rank(in.config.bind, in.topology[host], binding_inputs(layout.placement, choice));  // before the backend
   guard.begin("set-up: creating the groups and their communicators");
-  Membership member =
-      join_group(in.config, choice, world, layout, in.rounds.empty() ? in.groups : in.rounds.front(), coll.bench);
+  const auto join = [&, choice](const RunConfig& config, const std::vector<GroupPlan>& groups) {
+    return launch.mpi != nullptr ? join_group(config, choice, *launch.mpi, layout, groups, coll.bench)
+                                 : join_pair(config, world, groups, coll.bench);
+  };
+  Membership member = join(in.config, in.rounds.empty() ? in.groups : in.rounds.front());
   const std::string bus_id = member.backend ? member.backend->device_bus_id() : std::string{};
   guard.begin("set-up: gathering where every rank runs");
   in.places = gather_places(world, layout.hosts, in.topology, bus_id);
@@ -252,25 +274,72 @@ int run_program(Collective collective, MpiGroup& world, int argc, char** argv) {
   });
   guard.idle("set-up");
   const RunConfig config = in.config;
-  Session session(std::move(in), world, std::move(member), guard, [&](const std::vector<GroupPlan>& groups) {
-    return join_group(config, choice, world, layout, groups, coll.bench);
-  });
+  Session session(std::move(in), world, std::move(member), guard,
+                  [&](const std::vector<GroupPlan>& groups) { return join(config, groups); });
   try {
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job
     fmt::print(stderr, "{}: error: {}\n", coll.bench, e.what());
-    MpiContext::abort(exit_code_of(e));
+    std::fflush(stderr);
+    launch.end_job(exit_code_of(e));
+    return exit_code_of(e);
+  }
+}
+
+bool standalone_requested(std::span<const char* const> args) {
+  return std::any_of(args.begin(), args.end(), [](std::string_view a) {
+    return a == "--server" || a == "--connect" || a.starts_with("--connect=");
+  });
+}
+
+/// ib_write_*_bench --server / --connect HOST: two processes meet over TCP, without MPI (as perftest).
+int standalone_main(Collective collective, std::span<const char* const> args) {
+  const auto& coll = info(collective);
+  try {
+    auto parsed = parse_command_line(collective, args);
+    if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
+      fmt::print("{}", early->text);
+      return kExitOk;
+    }
+    const RunConfig& config = std::get<RunConfig>(parsed);
+    const std::string id = fmt::format("{} {}", coll.bench, version_string());
+    const auto port = static_cast<std::uint16_t>(config.rdma.tcp_port);
+    std::unique_ptr<TcpPair> pair;
+    if (config.rdma.server) {
+      fmt::print(stderr, "{}: waiting up to {:g} s for a --connect peer on TCP port {}\n", coll.bench, config.timeout_s,
+                 port);
+      pair = TcpPair::listen(port, config.timeout_s, id);
+    } else {
+      pair = TcpPair::connect(config.rdma.connect, port, config.timeout_s, id);
+    }
+    const Launch launch{nullptr, [](int code) {
+                          std::fflush(nullptr);
+                          std::_Exit(code);
+                        }};
+    try {
+      return run_program(collective, *pair, launch, args);
+    } catch (const Reported& r) {
+      return r.exit_code;
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: error: {}\n", coll.bench, e.what());
+    return exit_code_of(e);
   }
 }
 
 }  // namespace
 
 int bench_main(Collective collective, int argc, char** argv) {
+  const std::span<const char* const> args(argv, static_cast<std::size_t>(argc));
+  if (is_rdma(collective) && standalone_requested(args)) {
+    return standalone_main(collective, args);
+  }
   try {
     MpiContext mpi(argc, argv);
     MpiGroup world(MPI_COMM_WORLD);
+    const Launch launch{&world, [](int code) { MpiContext::abort(code); }};
     try {
-      return run_program(collective, world, argc, argv);
+      return run_program(collective, world, launch, args);
     } catch (const Reported& r) {
       return r.exit_code;
     }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 
@@ -77,9 +78,10 @@ std::string HangGuard::absent(const Hang& h) const {
   return text;
 }
 
-HangGuard::HangGuard(MpiGroup& world, std::string program, double timeout_s)
+HangGuard::HangGuard(Group& world, std::string program, double timeout_s, EndJob end_job)
     : m_rank(world.rank()),
       m_program(std::move(program)),
+      m_end_job(end_job ? std::move(end_job) : EndJob([](int code) { MpiContext::abort(code); })),
       m_roll(world.rank(), local_hostname()),
       m_watchdog(timeout_s, [this](const std::string& a, double w) { expired(a, w); }) {
   begin("set-up: exchanging roll-call addresses");
@@ -140,7 +142,8 @@ void HangGuard::expired(const std::string& activity, double waited_s) {
   } else if (m_roll.has_peers()) {
     (void)m_roll.notify(0, to_text(h), kNoticeWait_s);
   }
-  MpiContext::abort(kExitTimeout);
+  m_end_job(kExitTimeout);
+  std::_Exit(kExitTimeout);  // an end_job that returned
 }
 
 }  // namespace ccbench

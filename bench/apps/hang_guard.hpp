@@ -30,9 +30,12 @@ Hang hang_from_text(const std::string& text);  // throws on malformed input
 class HangGuard {
  public:
   using Recorder = std::function<void(const Hang&)>;
+  /// Ends the whole job with an exit code (MPI_Abort under mpirun; the process alone in the standalone pair).
+  using EndJob = std::function<void(int exit_code)>;
 
   /// Collective over `world`: starts the watchdog and exchanges the roll-call addresses.
-  HangGuard(MpiGroup& world, std::string program, double timeout_s);
+  /// `end_job` (default: MpiContext::abort) is called once a hang is reported.
+  HangGuard(Group& world, std::string program, double timeout_s, EndJob end_job = {});
   HangGuard(const HangGuard&) = delete;
   HangGuard& operator=(const HangGuard&) = delete;
   HangGuard(HangGuard&&) = delete;
@@ -56,6 +59,7 @@ class HangGuard {
 
   int m_rank;
   std::string m_program;
+  EndJob m_end_job;
   RollCall m_roll;
   std::mutex m_mutex;  // m_recorder
   Recorder m_recorder;

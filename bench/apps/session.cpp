@@ -13,7 +13,7 @@
 
 namespace ccbench {
 
-Session::Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard, JoinRound join_round)
+Session::Session(SessionInputs inputs, Group& world, Membership membership, HangGuard& guard, JoinRound join_round)
     : m_in(std::move(inputs)),
       m_coll(info(m_in.config.collective)),
       m_world(world),

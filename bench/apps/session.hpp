@@ -24,7 +24,8 @@ namespace ccbench {
 /// This rank's part in the split: its group and the backend over it (both null when it idles).
 struct Membership {
   const GroupPlan* plan = nullptr;
-  std::unique_ptr<MpiGroup> group;
+  std::unique_ptr<Group> owned;  // the group's communicator, when the membership made one (MPI)
+  Group* group = nullptr;        // the group: owned, or the world itself (the standalone RDMA pair)
   std::unique_ptr<Backend> backend;
 };
 
@@ -48,7 +49,7 @@ class Session {
   /// `guard` watches every op and the gathering of results; on world rank 0 the session records
   /// a hang in the result file through it. `membership` is this rank's part in the first round;
   /// `join_round` makes it for each later round (rounds after the first need it).
-  Session(SessionInputs inputs, MpiGroup& world, Membership membership, HangGuard& guard, JoinRound join_round = {});
+  Session(SessionInputs inputs, Group& world, Membership membership, HangGuard& guard, JoinRound join_round = {});
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   Session(Session&&) = delete;
@@ -85,7 +86,7 @@ class Session {
 
   SessionInputs m_in;
   const CollectiveInfo& m_coll;
-  MpiGroup& m_world;
+  Group& m_world;
   Membership m_member;
   HangGuard& m_guard;
   JoinRound m_join_round;

@@ -203,11 +203,23 @@ BAD_INPUTS = [
     ("no-active-port-2", 2, "ib_write_lat_bench -i 2 -s 64", "no RDMA device has port 2 ACTIVE: rxe0 (port 2 absent)"),
     ("one-rank", 1, "ib_write_bw_bench -s 64", "measures between 2 ranks"),
 ]
+STANDALONE_PORT = 18600  # the standalone pair's TCP port (perftest's steps use 18515 + i)
+
+
+def standalone_step(name, server, client, port, expect=0):
+    """--server and --connect 127.0.0.1 in the guest, no MPI; both exit codes must be EXPECT."""
+    check = f'[ "$s" -eq {expect} ] && [ "$c" -eq {expect} ]'
+    return rdma_vm.Step(name, f"{server} -p {port} & sp=$!; {client} -p {port}; c=$?; wait $sp; s=$?; "
+                              f"echo \"server exit $s, client exit $c\"; {check}", 60)
+
+
+def expect_exit(command, code):
+    """A guest step that succeeds when COMMAND exits CODE (its stderr is shown in the step's output)."""
+    return f"{command}; rc=$?; echo \"exit code $rc\"; [ $rc -eq {code} ]"
 
 
 def expect_exit_2(command):
-    """A guest step that succeeds when COMMAND exits 2 (its stderr is shown in the step's output)."""
-    return f"{command}; rc=$?; echo \"exit code $rc\"; [ $rc -eq 2 ]"
+    return expect_exit(command, 2)
 
 
 def ours_vs_perftest(doc, perf_rows, key):
@@ -265,12 +277,24 @@ def verbs(args, tag):
     for size in OURS_LAT:
         steps.append(perftest_step("ib_write_lat", size, LAT_ITERS, port))
         port += 1
+    bw_bin, lat_bin = benches
+    solo = "/tmp/standalone.json"
+    steps += [
+        standalone_step("standalone-bw", f"{bw_bin} --server {common} -b 2 -e 64K -f 32 -n 5 --out {solo}",
+                        f"{bw_bin} --connect 127.0.0.1 {common} -b 2 -e 64K -f 32 -n 5", STANDALONE_PORT),
+        # another program on the other side: both refuse, one line each, exit 2
+        standalone_step("standalone-mismatch", f"{bw_bin} --server -d rxe0 -s 64 --timeout 20",
+                        f"{lat_bin} --connect 127.0.0.1 -d rxe0 -s 64 --timeout 20", STANDALONE_PORT + 1, expect=2),
+        # nobody listens: the client gives up after --timeout with exit 3
+        rdma_vm.Step("standalone-no-server", expect_exit(f"{bw_bin} --connect 127.0.0.1 -p {STANDALONE_PORT + 2} "
+                                                         "-d rxe0 -s 64 --timeout 3", 3), 30),
+    ]
     for name, np, command, _ in BAD_INPUTS:
         program, _, flags = command.partition(" ")
         steps.append(rdma_vm.Step(name, expect_exit_2(mpirun_command(np, f"{bin_dir / program} {flags}")), 30))
     print(f"loadavg before: {' '.join(loadavg())}", flush=True)
     start = time.monotonic()
-    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches, fetch=[bw, lat, pairs], budget_s=200, tag=tag)
+    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches, fetch=[bw, lat, pairs, solo], budget_s=200, tag=tag)
     wall_s = time.monotonic() - start
     print(f"loadavg after: {' '.join(loadavg())}")
     check_steps(result, steps)
@@ -278,7 +302,7 @@ def verbs(args, tag):
         print(f"--- {name}:\n{result.steps[name].output}")
     docs = {}
     validator = validate_result.validator(args.schema) if args.schema else None
-    for path in (bw, lat, pairs):
+    for path in (bw, lat, pairs, solo):
         assert path in result.files, f"{path} did not come back from the guest"
         docs[path] = json.loads(result.files[path])
         if validator:
@@ -287,6 +311,14 @@ def verbs(args, tag):
     check_rdma_doc(docs[bw], "ib_write_bw_bench", OURS_BW)
     check_rdma_doc(docs[lat], "ib_write_lat_bench", OURS_LAT)
     check_rdma_doc(docs[pairs], "ib_write_bw_bench --all-pairs", [4096])
+    check_rdma_doc(docs[solo], "ib_write_bw_bench --server/--connect", [2, 64, 2048, 65536])
+    for name in ("standalone-bw", "standalone-mismatch", "standalone-no-server"):
+        print(f"--- {name}:\n{result.steps[name].output}")
+    mismatch = [ln for ln in result.steps["standalone-mismatch"].output.splitlines() if ": error: " in ln]
+    assert len(mismatch) == 2 and all("ib_write_bw_bench" in ln and "ib_write_lat_bench" in ln for ln in mismatch), \
+        f"standalone-mismatch: expected one line from each side naming both programs, got {mismatch}"
+    alone = [ln for ln in result.steps["standalone-no-server"].output.splitlines() if ": error: " in ln]
+    assert len(alone) == 1 and "127.0.0.1" in alone[0], f"standalone-no-server: {alone}"
     met = sorted(tuple(r["group_ranks"]) for r in docs[pairs]["results"])
     assert met == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)], f"--all-pairs measured {met}"
     perf_bw = [r for s in OURS_BW for r in parse_perftest(result.steps[f"ib_write_bw-{s}"].output)]
@@ -308,6 +340,8 @@ def verbs(args, tag):
         assert len(lines) == 1 and says in lines[0], f"{name}: expected one error line with {says!r}, got:\n{out}"
         print(f"bad input {name}: exit 2, {lines[0]}")
     print(f"--all-pairs on 4 ranks: {len(met)} pairs, each once: {met}")
+    print(f"standalone --server/--connect (no MPI): 4 sizes ok, verified; other program: {mismatch[0]}; "
+          f"no server: exit 3, {alone[0]}")
     print_timings(result, wall_s)
     print(f"PASS: ib_write_bw_bench ({len(OURS_BW)} sizes) and ib_write_lat_bench ({len(OURS_LAT)} sizes) completed "
           f"over rxe0 with 0 wrong bytes{', JSON valid' if validator else ''}; {len(BAD_INPUTS)} bad inputs exit 2")
