@@ -203,6 +203,7 @@ BAD_INPUTS = [
     ("no-active-port-2", 2, "ib_write_lat_bench -i 2 -s 64", "no RDMA device has port 2 ACTIVE: rxe0 (port 2 absent)"),
     ("one-rank", 1, "ib_write_bw_bench -s 64", "measures between 2 ranks"),
 ]
+PORT_DOWN = ("port-down", "port 1 of rxe1 is down, not ACTIVE")
 STANDALONE_PORT = 18600  # the standalone pair's TCP port (perftest's steps use 18515 + i)
 
 
@@ -292,6 +293,11 @@ def verbs(args, tag):
     for name, np, command, _ in BAD_INPUTS:
         program, _, flags = command.partition(" ")
         steps.append(rdma_vm.Step(name, expect_exit_2(mpirun_command(np, f"{bin_dir / program} {flags}")), 30))
+    # last (it adds a device): rxe1 on a dummy link that is never brought up, so its port is DOWN
+    # (loading dummy made dummy0 already, down)
+    steps.append(rdma_vm.Step(PORT_DOWN[0], "{ ip link show dummy0 >/dev/null || ip link add dummy0 type dummy; } && "
+                              "rdma link add rxe1 type rxe netdev dummy0 || exit 1; " +
+                              expect_exit_2(mpirun_command(2, f"{bw_bin} -d rxe1 -s 64")), 30))
     print(f"loadavg before: {' '.join(loadavg())}", flush=True)
     start = time.monotonic()
     result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches, fetch=[bw, lat, pairs, solo], budget_s=200, tag=tag)
@@ -334,7 +340,7 @@ def verbs(args, tag):
     print(f"{'bytes':>9} {'ours p50':>9} {'ours min':>9} {'ours p99':>9} {'pt typ':>9} {'pt min':>9} {'pt 99%':>9}")
     for size, ours, theirs in ours_vs_perftest(docs[lat], perf_lat, "lat"):
         print(f"{size:>9} " + " ".join(fmt(v, "9.2f") for v in (*ours, *theirs)))
-    for name, _, _, says in BAD_INPUTS:
+    for name, _, _, says in BAD_INPUTS + [(*PORT_DOWN[:1], None, None, PORT_DOWN[1])]:
         out = result.steps[name].output
         lines = [ln for ln in out.splitlines() if ": error: " in ln]
         assert len(lines) == 1 and says in lines[0], f"{name}: expected one error line with {says!r}, got:\n{out}"
@@ -344,7 +350,7 @@ def verbs(args, tag):
           f"no server: exit 3, {alone[0]}")
     print_timings(result, wall_s)
     print(f"PASS: ib_write_bw_bench ({len(OURS_BW)} sizes) and ib_write_lat_bench ({len(OURS_LAT)} sizes) completed "
-          f"over rxe0 with 0 wrong bytes{', JSON valid' if validator else ''}; {len(BAD_INPUTS)} bad inputs exit 2")
+          f"over rxe0 with 0 wrong bytes{', JSON valid' if validator else ''}; {len(BAD_INPUTS) + 1} bad inputs exit 2")
 
 
 TESTS = {"perftest": perftest, "mpi-smoke": mpi_smoke, "verbs": verbs}

@@ -40,7 +40,8 @@ import time
 SKIP = 77
 PREFIX = "ccbrdma"
 TAG_VARIABLE = "CCBENCH_RDMA_VM"  # in the environment of every qemu we start: check-clean finds them by it
-MODULES = ["crc32_generic", "rdma_rxe", "ib_uverbs"]  # crc32_generic first: rxe's ICRC needs it (recipe)
+# crc32_generic first: rxe's ICRC needs it (recipe); dummy: a link that stays down, for a port that is not ACTIVE
+MODULES = ["crc32_generic", "rdma_rxe", "ib_uverbs", "dummy"]
 HOST_PROGRAMS = ["ib_write_bw", "ib_write_lat", "rdma", "ip"]
 OPTIONAL_PROGRAMS = ["ibv_devices", "ibv_devinfo"]  # ibverbs-utils, handy for looking around in the guest
 RXE_PROVIDER = "/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so"
