@@ -10,8 +10,9 @@ source "$(dirname "$0")/env.sh"
 seconds=${1:-60}
 dir="$CCBENCH_BUILD-fuzz"
 CXX=clang++ ccbench_configure "$dir" -DCCBENCH_MPI=OFF -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_VERBS=OFF \
-  -DCCBENCH_BUILD_TESTS=OFF -DCCBENCH_BUILD_PERF=OFF -DCCBENCH_FUZZ=ON \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
+  -DCCBENCH_BUILD_TESTS=OFF -DCCBENCH_BUILD_PERF=OFF -DCCBENCH_FUZZ=ON -DCMAKE_BUILD_TYPE=None \
+  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+  >/dev/null
 cmake --build "$dir" --target ccbench_reader_fuzz --parallel "$(nproc)"
 corpus="$dir/corpus"
 mkdir -p "$corpus" "$dir/artifacts"

@@ -51,8 +51,11 @@ cmake --build "$CCBENCH_BUILD-minimal" --parallel "$jobs" --target "${minimal_ta
   ctest --output-on-failure --timeout 600 -R '^mpi\.[a-z]+\.np2$' --no-tests=error)
 
 stage "unit tests with -fsanitize=address,undefined ($CCBENCH_BUILD-asan)"
+# -O1 -g1 (line tables only): ASan's stacks keep file:line; full debug info at -O2 doubled this stage's time.
 ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_BUILD_PERF=OFF \
-  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" >/dev/null
+  -DCMAKE_BUILD_TYPE=None \
+  -DCMAKE_CXX_FLAGS="-O1 -g1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+  >/dev/null
 # Only what the unit tests run (not the bench binaries, which the default build's tiers run).
 mapfile -t asan_targets < <(present_targets "$CCBENCH_BUILD-asan" ccbench_unit_tests ccbench_app_tests \
   ccbench_topo_specs_tests ccbench_peak_on_fixtures_tests ccbench_topo_discovery_tests ccbench_report_tests \
