@@ -11,7 +11,9 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   slurm-wlm munge                               # the slurm tier: a two-node Slurm cluster on this machine
   iproute2                                      # the cluster tier: network namespaces, veth, tc
   qemu-system-x86 busybox-static kmod perftest  # the rdma tier: Soft-RoCE in a QEMU guest, perftest for reference
-  ibverbs-providers ibverbs-utils)              # the rdma tier: rxe verbs provider, ibv_devinfo in the guest
+  ibverbs-providers ibverbs-utils              # the rdma tier: rxe verbs provider, ibv_devinfo in the guest
+  libibverbs-dev                                # the verbs backend: ib_write_bw_bench, ib_write_lat_bench
+  libbenchmark-dev)                             # copy_bench (Google Benchmark)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -27,6 +27,12 @@ stage "default build ($CCBENCH_BUILD)"
 ccbench_configure "$CCBENCH_BUILD" -DCCBENCH_WERROR=ON
 cmake --build "$CCBENCH_BUILD" --parallel "$jobs"
 (cd "$CCBENCH_BUILD" && ctest --output-on-failure --timeout 600)
+# The figures the multi-host, RDMA and GPU tiers print (rates, times to exit, ours beside perftest), into this log.
+echo "== figures printed by the cluster, slurm, rdma and gpu tests"
+awk '/^[0-9]+\/[0-9]+ Test: (cluster|slurm|rdma|gpu)\./ {name = $3; keep = 1; next}
+     keep && /^<end of output>/ {keep = 0}
+     keep && /^(PASS|SKIPPED|from the stop|bad input|peer killed|--mem|--all-pairs|standalone| *Mbit\/s| +[0-9]+ +[0-9.]+ +[0-9]+Ki| +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.-]+| +bytes |ib_write_(bw|lat) over)/ {
+       print name ": " $0}' "$CCBENCH_BUILD/Testing/Temporary/LastTest.log"
 
 stage "build with CUDA, NCCL and verbs OFF ($CCBENCH_BUILD-minimal)"
 ccbench_configure "$CCBENCH_BUILD-minimal" -DCCBENCH_WERROR=ON -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF \

@@ -332,7 +332,8 @@ int Session::run() {
     const std::lock_guard lock(m_doc_mutex);
     m_facts = facts;
   }
-  const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World);
+  const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World,
+                             m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps);
   if (is_writer()) {
     start_document(facts.versions);
     plan_peaks();

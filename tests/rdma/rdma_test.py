@@ -205,6 +205,8 @@ BAD_INPUTS = [
 ]
 PORT_DOWN = ("port-down", "port 1 of rxe1 is down, not ACTIVE")
 STANDALONE_PORT = 18600  # the standalone pair's TCP port (perftest's steps use 18515 + i)
+KILL_AFTER_S = 3  # peer-killed steps: SIGKILL one side this long after the start
+KILL_TIMEOUT_S = 10  # ... whose --timeout; the other side must be out within KILL_TIMEOUT_S + 10 s of the kill
 
 
 def standalone_step(name, server, client, port, expect=0):
@@ -221,6 +223,23 @@ def expect_exit(command, code):
 
 def expect_exit_2(command):
     return expect_exit(command, 2)
+
+
+def killed_peer_step(name, start_both, victim_pid, survivor_pid):
+    """START_BOTH starts the pair in the background (setting $sp/$cp or $mp); VICTIM_PID is SIGKILLed after
+    KILL_AFTER_S; prints the survivor's exit code and the seconds from the kill to its end (from /proc/uptime)."""
+    return rdma_vm.Step(name, f"{start_both}; sleep {KILL_AFTER_S}; kill -9 {victim_pid}; "
+                              "read t0 _ < /proc/uptime; "
+                              f"wait {survivor_pid}; rc=$?; read t1 _ < /proc/uptime; "
+                              "echo \"survivor exit $rc, out $(awk \"BEGIN{print $t1 - $t0}\") s after the kill\"; "
+                              "[ $rc -ne 0 ]", KILL_AFTER_S + KILL_TIMEOUT_S + 30)
+
+
+def survivor_figures(output):
+    """(exit code, seconds from the kill to the survivor's end) printed by a killed_peer_step."""
+    m = re.search(r"survivor exit (\d+), out ([0-9.]+) s after the kill", output)
+    assert m, f"no survivor line in:\n{output}"
+    return int(m.group(1)), float(m.group(2))
 
 
 def ours_vs_perftest(doc, perf_rows, key):
@@ -254,6 +273,45 @@ def check_rdma_doc(doc, bench, sizes, ranks=2):
                    for e in ends), f"{where}: {ends}"
 
 
+def check_gpu_mem(args, result, validator, path):
+    """--mem cuda:0 in a guest without a GPU: skipped cases with the reason (CUDA build) or exit 2 (no CUDA)."""
+    out = result.steps["gpu-mem"].output
+    if not args.cuda:
+        lines = [ln for ln in out.splitlines() if ": error: " in ln]
+        assert len(lines) == 1 and "this build has no CUDA" in lines[0], f"gpu-mem: {out}"
+        return f"--mem cuda:0 (build without CUDA): exit 2, {lines[0]}"
+    assert path in result.files, f"gpu-mem: {path} did not come back"
+    doc = json.loads(result.files[path])
+    if validator:
+        found = list(validate_result.problems(validator, doc))
+        assert not found, f"{path} does not validate: {found[0]}"
+    statuses = {(r["status"], r["reason"]) for r in doc["results"]}
+    assert len(doc["results"]) == 2 and len(statuses) == 1, f"gpu-mem: {statuses}"
+    status, reason = statuses.pop()
+    assert status == "skipped" and "no CUDA device here" in reason, f"gpu-mem: {status} {reason}"
+    assert "#   skipped: " in out, f"gpu-mem: the table does not give the reason:\n{out}"
+    return f"--mem cuda:0 without a GPU: exit 0, {len(doc['results'])} sizes skipped: {reason}"
+
+
+def check_killed(result, validator, path):
+    """The survivors of a SIGKILLed peer ended by themselves, non-zero, within --timeout + 10 s; the JSON left
+    under mpirun is valid and holds only completed sizes."""
+    figures = []
+    for name in ("killed-mpi-rank", "killed-standalone-server"):
+        rc, after_s = survivor_figures(result.steps[name].output)
+        assert rc != 0 and after_s <= KILL_TIMEOUT_S + 10, f"{name}: exit {rc} {after_s} s after the kill"
+        figures.append(f"{name}: exit {rc}, out {after_s:.2f} s after the kill")
+    sizes = "no file (killed before the first size)"
+    if path in result.files:
+        doc = json.loads(result.files[path])
+        if validator:
+            found = list(validate_result.problems(validator, doc))
+            assert not found, f"{path} does not validate: {found[0]}"
+        assert all(r["status"] == "ok" for r in doc["results"]), f"{path}: {doc['results']}"
+        sizes = f"valid JSON with {len(doc['results'])} completed sizes"
+    return f"peer killed after {KILL_AFTER_S} s: " + "; ".join(figures) + f"; mpirun's {sizes}"
+
+
 def verbs(args, tag):
     """ib_write_bw_bench and ib_write_lat_bench under mpirun -np 2 on rxe0, verified (-c 1), their JSON valid,
     printed beside perftest's ib_write_bw/ib_write_lat at the same sizes; --all-pairs on 4 ranks; bad input."""
@@ -265,7 +323,8 @@ def verbs(args, tag):
     bw, lat, pairs = "/tmp/bw.json", "/tmp/lat.json", "/tmp/pairs.json"
     common = "-d rxe0 -c 1 -w 2 --timeout 60"
     steps = [
-        rdma_vm.Step("ours-bw", mpirun_command(2, f"{benches[0]} {common} -b 2 -e 2M -f 32 -n 10 --out {bw}"), 90),
+        rdma_vm.Step("ours-bw", mpirun_command(2, f"{benches[0]} {common} -b 2 -e 2M -f 32 -n 10 --report-gbits "
+                                                  f"--out {bw}"), 90),
         rdma_vm.Step("ours-lat", mpirun_command(2, f"{benches[1]} {common} -b 2 -e 4K -f 2048 -n {LAT_ITERS} "
                                                    f"--out {lat}"), 60),
         rdma_vm.Step("ours-all-pairs", mpirun_command(4, f"{benches[0]} {common} --all-pairs -s 4096 -n 5 "
@@ -290,6 +349,24 @@ def verbs(args, tag):
         rdma_vm.Step("standalone-no-server", expect_exit(f"{bw_bin} --connect 127.0.0.1 -p {STANDALONE_PORT + 2} "
                                                          "-d rxe0 -s 64 --timeout 3", 3), 30),
     ]
+    # GPU memory: this guest has no GPU, so every case is skipped with the reason (a CUDA build) or the
+    # bench refuses --mem cuda:0 with exit 2 (a build without CUDA)
+    gpu = "/tmp/gpu.json"
+    steps.append(rdma_vm.Step("gpu-mem", expect_exit(mpirun_command(2, f"{bw_bin} -d rxe0 -c 1 -b 64 -e 4K -f 64 "
+                                                                       f"-n 5 --mem cuda:0 --out {gpu}"),
+                                                     0 if args.cuda else 2), 60))
+    # a peer killed mid-sweep: under mpirun (rank 1 killed; the JSON keeps the sizes done) and standalone
+    # (the server killed; the client must end by itself within its --timeout + 10 s)
+    killed = "/tmp/killed.json"
+    sweep = f"-d rxe0 -b 2 -e 8M -f 2 -n 200 --timeout {KILL_TIMEOUT_S}"
+    steps += [
+        killed_peer_step("killed-mpi-rank", f"{mpirun_command(2, f'{bw_bin} {sweep} --out {killed}')} & mp=$!; "
+                                            "sleep 1",
+                         "$(pidof ib_write_bw_bench | tr ' ' '\\n' | sort -n | tail -1)", "$mp"),
+        killed_peer_step("killed-standalone-server",
+                         f"{bw_bin} --server -p {STANDALONE_PORT + 3} {sweep} & sp=$!; "
+                         f"{bw_bin} --connect 127.0.0.1 -p {STANDALONE_PORT + 3} {sweep} & cp=$!", "$sp", "$cp"),
+    ]
     for name, np, command, _ in BAD_INPUTS:
         program, _, flags = command.partition(" ")
         steps.append(rdma_vm.Step(name, expect_exit_2(mpirun_command(np, f"{bin_dir / program} {flags}")), 30))
@@ -300,7 +377,8 @@ def verbs(args, tag):
                               expect_exit_2(mpirun_command(2, f"{bw_bin} -d rxe1 -s 64")), 30))
     print(f"loadavg before: {' '.join(loadavg())}", flush=True)
     start = time.monotonic()
-    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches, fetch=[bw, lat, pairs, solo], budget_s=200, tag=tag)
+    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches, fetch=[bw, lat, pairs, solo, gpu, killed],
+                               budget_s=260, tag=tag)
     wall_s = time.monotonic() - start
     print(f"loadavg after: {' '.join(loadavg())}")
     check_steps(result, steps)
@@ -318,7 +396,9 @@ def verbs(args, tag):
     check_rdma_doc(docs[lat], "ib_write_lat_bench", OURS_LAT)
     check_rdma_doc(docs[pairs], "ib_write_bw_bench --all-pairs", [4096])
     check_rdma_doc(docs[solo], "ib_write_bw_bench --server/--connect", [2, 64, 2048, 65536])
-    for name in ("standalone-bw", "standalone-mismatch", "standalone-no-server"):
+    assert "(Gb/s)" in result.steps["ours-bw"].output, "ours-bw: --report-gbits did not put the table in Gb/s"
+    for name in ("standalone-bw", "standalone-mismatch", "standalone-no-server", "gpu-mem", "killed-mpi-rank",
+                 "killed-standalone-server"):
         print(f"--- {name}:\n{result.steps[name].output}")
     mismatch = [ln for ln in result.steps["standalone-mismatch"].output.splitlines() if ": error: " in ln]
     assert len(mismatch) == 2 and all("ib_write_bw_bench" in ln and "ib_write_lat_bench" in ln for ln in mismatch), \
@@ -346,8 +426,12 @@ def verbs(args, tag):
         assert len(lines) == 1 and says in lines[0], f"{name}: expected one error line with {says!r}, got:\n{out}"
         print(f"bad input {name}: exit 2, {lines[0]}")
     print(f"--all-pairs on 4 ranks: {len(met)} pairs, each once: {met}")
+    gpu_line = check_gpu_mem(args, result, validator, gpu)
+    killed_line = check_killed(result, validator, killed)
     print(f"standalone --server/--connect (no MPI): 4 sizes ok, verified; other program: {mismatch[0]}; "
           f"no server: exit 3, {alone[0]}")
+    print(gpu_line)
+    print(killed_line)
     print_timings(result, wall_s)
     print(f"PASS: ib_write_bw_bench ({len(OURS_BW)} sizes) and ib_write_lat_bench ({len(OURS_LAT)} sizes) completed "
           f"over rxe0 with 0 wrong bytes{', JSON valid' if validator else ''}; {len(BAD_INPUTS) + 1} bad inputs exit 2")
@@ -366,6 +450,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin-dir", help="the benches (build/bench/apps), for mpi-smoke")
     parser.add_argument("--schema", help="the result JSON schema: mpi-smoke validates what comes back")
+    parser.add_argument("--cuda", type=int, default=0, help="1: the benches were built with CUDA (verbs: --mem cuda:0)")
     parser.add_argument("what", choices=sorted(TESTS))
     args = parser.parse_args()
     rdma_vm.install_guards()

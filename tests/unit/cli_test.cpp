@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ccbench/config.hpp"
@@ -88,6 +89,40 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
   };
   for (const auto& [args, expected] : cases) {
     const std::string message = error_of(args);
+    EXPECT_NE(message.find(expected), std::string::npos) << "got: " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+  }
+}
+
+std::variant<RunConfig, EarlyExit> parse_rdma(Collective bench, std::vector<const char*> args) {
+  args.insert(args.begin(), bench == Collective::IbWriteLat ? "ib_write_lat_bench" : "ib_write_bw_bench");
+  return parse_command_line(bench, args);
+}
+
+std::string rdma_error_of(Collective bench, std::vector<const char*> args) {
+  try {
+    parse_rdma(bench, std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Cli, RdmaMemAndReportGbits) {
+  const auto c = std::get<RunConfig>(parse_rdma(Collective::IbWriteBw, {"--mem", "cuda:1", "--report-gbits"}));
+  EXPECT_EQ(c.rdma.mem, "cuda:1");
+  EXPECT_TRUE(c.rdma.gbits);
+  EXPECT_EQ(std::get<RunConfig>(parse_rdma(Collective::IbWriteLat, {})).rdma.mem, "host");
+  EXPECT_TRUE(std::get<RunConfig>(parse_rdma(Collective::IbWriteLat, {"--report_gbits"})).rdma.gbits);
+  const std::vector<std::tuple<Collective, std::vector<const char*>, std::string>> cases{
+      {Collective::IbWriteBw, {"--mem", "gpu"}, "--mem 'gpu' must be host or cuda:N"},
+      {Collective::IbWriteBw, {"--mem", "cuda:"}, "--mem 'cuda:' must be host or cuda:N"},
+      {Collective::IbWriteBw, {"--mem", "cuda:-1"}, "--mem 'cuda:-1' must be host or cuda:N"},
+      {Collective::IbWriteBw, {"--mem", "cuda:99999999999"}, "the device index is too large"},
+      {Collective::IbWriteLat, {"--mem", "cuda:0"}, "--mem cuda:N is for ib_write_bw_bench"},
+  };
+  for (const auto& [bench, args, expected] : cases) {
+    const std::string message = rdma_error_of(bench, args);
     EXPECT_NE(message.find(expected), std::string::npos) << "got: " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
   }

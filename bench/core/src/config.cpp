@@ -137,6 +137,12 @@ void validate_rdma(const RunConfig& c, std::vector<std::string>& errors) {
   if (r.mem != "host" && !(r.mem.starts_with("cuda:") && r.mem.size() > 5 &&
                            r.mem.find_first_not_of("0123456789", 5) == std::string::npos)) {
     errors.push_back(fmt::format("--mem '{}' must be host or cuda:N (a CUDA device index)", r.mem));
+  } else if (r.mem.size() > 9) {
+    errors.push_back(fmt::format("--mem '{}': the device index is too large", r.mem));
+  } else if (r.mem != "host" && c.collective == Collective::IbWriteLat) {
+    errors.emplace_back(
+        "--mem cuda:N is for ib_write_bw_bench: ib_write_lat_bench detects each write by polling "
+        "its last byte from the CPU, so its buffer is host memory");
   }
   if (r.server && !r.connect.empty()) {
     errors.emplace_back("--server and --connect are the two sides of a standalone pair: give one of them");

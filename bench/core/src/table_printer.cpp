@@ -9,24 +9,26 @@ namespace ccbench {
 namespace {
 
 constexpr std::string_view kCellHeader = "      time   algbw   busbw  %peak  #wrong";
-constexpr std::string_view kCellUnits = "      (us)  (GB/s)  (GB/s)               ";
 
-std::string cell(const CaseResult& r) {
+std::string_view unit_name(RateUnit unit) { return unit == RateUnit::Gbps ? "Gb/s" : "GB/s"; }
+double in_unit(double GBps, RateUnit unit) { return unit == RateUnit::Gbps ? GBps * 8.0 : GBps; }
+
+}  // namespace
+
+std::string TablePrinter::cell(const CaseResult& r) const {
   if (r.status == CaseStatus::Skipped || r.status == CaseStatus::TimedOut || !r.time) {
     return fmt::format("  {:>39}", r.status == CaseStatus::TimedOut ? "timed out" : "skipped");
   }
   const std::string wrong = r.wrong_elements ? fmt::format("{}", *r.wrong_elements) : "n/a";
   const std::string pct = r.pct_of_peak ? fmt::format("{:.1f}", *r.pct_of_peak) : "-";
-  return fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6} {:>7}", r.time->p50 * 1e6, r.algbw_GBps, r.busbw_GBps, pct,
-                     wrong);
+  return fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6} {:>7}", r.time->p50 * 1e6, in_unit(r.algbw_GBps, m_unit),
+                     in_unit(r.busbw_GBps, m_unit), pct, wrong);
 }
-
-}  // namespace
 
 constexpr int kGroupWidth = 18;
 
-TablePrinter::TablePrinter(std::FILE* out, std::vector<bool> placements_in_place, bool show_group)
-    : m_out(out), m_in_place(std::move(placements_in_place)), m_show_group(show_group) {}
+TablePrinter::TablePrinter(std::FILE* out, std::vector<bool> placements_in_place, bool show_group, RateUnit unit)
+    : m_out(out), m_in_place(std::move(placements_in_place)), m_show_group(show_group), m_unit(unit) {}
 
 void TablePrinter::header(const TableHeader& h) const {
   fmt::print(m_out, "# {}\n", h.title);
@@ -35,7 +37,8 @@ void TablePrinter::header(const TableHeader& h) const {
     fmt::print(m_out, "# {}\n", h.groups);
   }
   fmt::print(m_out, "# timing {}; {}\n", h.timing, h.stopping);
-  fmt::print(m_out, "# time = median per op (slowest rank); rates in GB/s (1 GB = 1e9 B); sizes in bytes\n");
+  fmt::print(m_out, "# time = median per op (slowest rank); rates in {}; sizes in bytes\n",
+             m_unit == RateUnit::Gbps ? "Gb/s (1 Gb = 1e9 bit; the JSON keeps GB/s)" : "GB/s (1 GB = 1e9 B)");
   for (const auto& p : h.peaks) {
     fmt::print(m_out, "# peak {}\n", p);
   }
@@ -48,7 +51,7 @@ void TablePrinter::header(const TableHeader& h) const {
   for (bool in_place : m_in_place) {
     groups += fmt::format(" {:^41}", in_place ? "in-place" : "out-of-place");
     names += kCellHeader;
-    units += kCellUnits;
+    units += fmt::format("      (us)  ({})  ({})               ", unit_name(m_unit), unit_name(m_unit));
   }
   fmt::print(m_out, "{}\n{}\n{}\n", groups, names, units);
   std::fflush(m_out);
@@ -64,10 +67,18 @@ void TablePrinter::row(const std::vector<CaseResult>& cells) const {
   std::string line = fmt::format("  {}{:>12} {:>12} {:>8} {:>6} {:>5}", group, first.size_bytes, first.spec.count,
                                  name(first.spec.dtype), coll.has_reduce_op ? name(first.spec.op) : "-",
                                  coll.has_root ? fmt::format("{}", first.spec.root) : "-");
+  std::string reason;
   for (const auto& c : cells) {
     line += cell(c);
+    if (c.status == CaseStatus::Skipped && !c.reason.empty()) {
+      reason = c.reason;
+    }
   }
   fmt::print(m_out, "{}\n", line);
+  if (!reason.empty() && reason != m_last_reason) {
+    fmt::print(m_out, "#   skipped: {}\n", reason);
+    m_last_reason = reason;
+  }
   std::fflush(m_out);
 }
 
@@ -106,8 +117,8 @@ void TablePrinter::footer(const std::vector<CaseResult>& all, const std::string&
   } else {
     fmt::print(m_out, "# wrong elements: not checked (add -c 1)\n");
   }
-  fmt::print(m_out, "# avg bus bandwidth: {:.3f} GB/s (mean over {} cases; gate on one large size, not this)\n",
-             measured > 0 ? sum / measured : 0.0, measured);
+  fmt::print(m_out, "# avg bus bandwidth: {:.3f} {} (mean over {} cases; gate on one large size, not this)\n",
+             in_unit(measured > 0 ? sum / measured : 0.0, m_unit), unit_name(m_unit), measured);
   if (!result_path.empty()) {
     fmt::print(m_out, "# results: {}\n", result_path);
   }

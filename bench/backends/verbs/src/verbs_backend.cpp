@@ -16,6 +16,9 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/verbs/verbs_choice.hpp"
+#if CCBENCH_VERBS_CUDA
+#include "gpu_buffer.hpp"
+#endif
 
 #ifndef CCBENCH_IBVERBS_VERSION
 #define CCBENCH_IBVERBS_VERSION "unknown"
@@ -191,9 +194,10 @@ class VerbsBackend final : public Backend {
   [[nodiscard]] std::string name() const override { return "verbs"; }
   [[nodiscard]] std::map<std::string, std::string> versions() const override {
     return {{"verbs", fmt::format("libibverbs {} (rdma-core)", CCBENCH_IBVERBS_VERSION)},
-            {"rdma_device", m_device_text}};
+            {"rdma_device", m_device_text},
+            {"rdma_buffer", m_buffer_text}};
   }
-  [[nodiscard]] std::string device_bus_id() const override { return {}; }  // host memory
+  [[nodiscard]] std::string device_bus_id() const override { return m_bus_id; }  // empty: host memory
   [[nodiscard]] Support supports(const CaseSpec& spec) const override;
   void prepare(const CaseSpec& spec) override;
   void fill_pattern() override;
@@ -209,6 +213,8 @@ class VerbsBackend final : public Backend {
  private:
   void open_device(const RunConfig& config);
   void create_queue_pairs(const RunConfig& config);
+  void allocate_buffer(const RunConfig& config, std::size_t total, unsigned access);
+  [[nodiscard]] ibv_mr* mr() const;
   [[nodiscard]] PeerInfo my_info(const RunConfig& config, int world_rank, const std::string& host) const;
   void connect(const PeerInfo& peer, std::optional<int> mtu);
   void post_write(std::size_t qp, std::uint32_t bytes, bool signaled, std::uint64_t covers);
@@ -217,8 +223,9 @@ class VerbsBackend final : public Backend {
   void wait_for_byte(std::uint8_t value);
   [[nodiscard]] bool writes() const { return m_pair.rank() == 0 || m_bidir; }
   [[nodiscard]] bool receives() const { return m_pair.rank() == 1 || m_bidir; }
-  [[nodiscard]] std::uint8_t* send_half() const { return m_buffer.get(); }
-  [[nodiscard]] std::uint8_t* recv_half() const { return m_buffer.get() + m_half; }
+  // Host or device addresses (--mem): the CPU touches them only when m_gpu is empty.
+  [[nodiscard]] std::uint8_t* send_half() const { return m_base; }
+  [[nodiscard]] std::uint8_t* recv_half() const { return m_base + m_half; }
 
   Group& m_pair;
   const bool m_lat;
@@ -230,7 +237,15 @@ class VerbsBackend final : public Backend {
   // Declared in creation order: destroyed QPs first, the context last.
   Context m_ctx;
   ProtectionDomain m_pd;
-  MemoryRegion m_mr;
+  MemoryRegion m_mr;  // host memory's
+#if CCBENCH_VERBS_CUDA
+  std::unique_ptr<verbs::GpuBuffer> m_gpu;  // --mem cuda:N: the buffer and its registration
+#endif
+  std::uint8_t* m_base = nullptr;       // the buffer: send half, then receive half
+  std::vector<std::uint8_t> m_staging;  // GPU memory: the pattern on its way in and the data on its way out
+  std::string m_buffer_text = "host memory";
+  std::string m_bus_id;       // the GPU's, for GPU memory
+  std::string m_unsupported;  // why every case is skipped (GPU memory unusable on either side)
   CompletionQueue m_cq;
   std::vector<QueuePair> m_qps;
   PortFacts m_facts;
@@ -269,15 +284,17 @@ VerbsBackend::VerbsBackend(Group& pair, const RunConfig& config, int world_rank,
   if (pair.size() != 2) {
     throw UsageError(fmt::format("an RDMA pair has 2 ranks, this group {}", pair.size()));
   }
-  if (config.rdma.mem != "host") {
-    throw UsageError(
-        fmt::format("--mem {}: GPU memory as the RDMA buffer is not implemented yet; use --mem host", config.rdma.mem));
-  }
   open_device(config);
   create_queue_pairs(config);
   const PeerInfo mine = my_info(config, world_rank, host);
   const auto both = pair.all_gather(verbs::to_text(mine));
   m_peer = verbs::peer_from_text(both.at(static_cast<std::size_t>(1 - pair.rank())), mine);
+  // Either side's buffer unusable (--mem cuda:N): both skip every case, with the reason.
+  const auto reasons = pair.all_gather(m_unsupported);
+  const std::string& theirs = reasons.at(static_cast<std::size_t>(1 - pair.rank()));
+  if (m_unsupported.empty() && !theirs.empty()) {
+    m_unsupported = fmt::format("rank {} ({}): {}", m_peer.rank, m_peer.host, theirs);
+  }
   connect(m_peer, config.rdma.mtu);
   pair.barrier();  // both sides ready to receive before anyone writes
 
@@ -338,26 +355,17 @@ void VerbsBackend::create_queue_pairs(const RunConfig& config) {
   m_half = std::max<std::uint64_t>(config.max_bytes, 64);
   constexpr std::size_t kPage = 4096;
   const std::size_t total = (2 * m_half + kPage - 1) / kPage * kPage;
-  m_buffer.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kPage, total)));  // NOLINT(cppcoreguidelines-no-malloc)
-  if (!m_buffer) {
-    throw BackendError(fmt::format("cannot allocate {} bytes of RDMA buffer (-e {})", total, config.max_bytes));
-  }
-  std::memset(m_buffer.get(), 0, total);
   m_pd = ProtectionDomain(::ibv_alloc_pd(m_ctx.get()));
   if (m_pd.get() == nullptr) {
     fail("ibv_alloc_pd", errno);
   }
-  m_mr = MemoryRegion(::ibv_reg_mr(m_pd.get(), m_buffer.get(), total,
-                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
-  if (m_mr.get() == nullptr) {
-    fail(fmt::format("ibv_reg_mr of {} bytes (ulimit -l may be too low)", total), errno);
-  }
+  allocate_buffer(config, total, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
   const int cq_depth = m_tx_depth * r.qps + 1;
   m_cq = CompletionQueue(::ibv_create_cq(m_ctx.get(), cq_depth, nullptr, nullptr, 0));
   if (m_cq.get() == nullptr) {
     fail(fmt::format("ibv_create_cq of depth {} (lower --tx-depth or --qp)", cq_depth), errno);
   }
-  m_inline = want_inline;
+  m_inline = m_base == m_buffer.get() ? want_inline : 0;  // inline sends are CPU copies: host memory only
   for (int i = 0; i < (m_lat ? 1 : r.qps); ++i) {
     ibv_qp_init_attr init{};
     init.send_cq = m_cq.get();
@@ -367,7 +375,7 @@ void VerbsBackend::create_queue_pairs(const RunConfig& config) {
     init.cap.max_recv_wr = 1;
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
-    init.cap.max_inline_data = static_cast<std::uint32_t>(want_inline);
+    init.cap.max_inline_data = static_cast<std::uint32_t>(m_inline);
     QueuePair qp(::ibv_create_qp(m_pd.get(), &init));
     if (qp.get() == nullptr) {
       fail(fmt::format("ibv_create_qp (RC, {} writes in flight, {} bytes inline: lower -t or -I)", m_tx_depth,
@@ -393,6 +401,52 @@ void VerbsBackend::create_queue_pairs(const RunConfig& config) {
   m_psn = rd() & 0xffffffU;
 }
 
+// --mem host: page-aligned host memory. --mem cuda:N: device memory through dmabuf or peer memory; when
+// the GPU cannot serve, host memory keeps the pair's set-up going and every case is skipped with the reason.
+void VerbsBackend::allocate_buffer(const RunConfig& config, std::size_t total, unsigned access) {
+  const std::string& mem = config.rdma.mem;
+  if (mem != "host") {
+#if CCBENCH_VERBS_CUDA
+    try {
+      m_gpu = std::make_unique<verbs::GpuBuffer>(std::stoi(mem.substr(5)), total, m_pd.get(), access);
+      m_base = m_gpu->data();
+      m_buffer_text = m_gpu->description();
+      m_bus_id = m_gpu->bus_id();
+      m_staging.resize(m_half);
+      return;
+    } catch (const verbs::GpuUnsupported& e) {
+      m_unsupported = e.what();
+      m_buffer_text = fmt::format("host memory (--mem {} unusable: {})", mem, e.what());
+    }
+#else
+    throw UsageError(
+        fmt::format("--mem {}: this build has no CUDA (CUDA was not found or CCBENCH_CUDA=OFF); "
+                    "use --mem host",
+                    mem));
+#endif
+  }
+  constexpr std::size_t kPage = 4096;
+  m_buffer.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kPage, total)));  // NOLINT(cppcoreguidelines-no-malloc)
+  if (!m_buffer) {
+    throw BackendError(fmt::format("cannot allocate {} bytes of RDMA buffer (-e {})", total, config.max_bytes));
+  }
+  std::memset(m_buffer.get(), 0, total);
+  m_base = m_buffer.get();
+  m_mr = MemoryRegion(::ibv_reg_mr(m_pd.get(), m_base, total, access));
+  if (m_mr.get() == nullptr) {
+    fail(fmt::format("ibv_reg_mr of {} bytes (ulimit -l may be too low)", total), errno);
+  }
+}
+
+ibv_mr* VerbsBackend::mr() const {
+#if CCBENCH_VERBS_CUDA
+  if (m_gpu) {
+    return m_gpu->mr();
+  }
+#endif
+  return m_mr.get();
+}
+
 PeerInfo VerbsBackend::my_info(const RunConfig& config, int world_rank, const std::string& host) const {
   PeerInfo p;
   p.settings = fmt::format("{} qps={} bidir={} max_bytes={} mem={}", info(config.collective).bench, m_qps.size(),
@@ -416,7 +470,7 @@ PeerInfo VerbsBackend::my_info(const RunConfig& config, int world_rank, const st
   }
   p.psn = m_psn;
   p.addr = reinterpret_cast<std::uintptr_t>(recv_half());
-  p.rkey = m_mr.get()->rkey;
+  p.rkey = mr()->rkey;
   p.bytes = m_half;
   return p;
 }
@@ -472,6 +526,9 @@ void VerbsBackend::connect(const PeerInfo& peer, std::optional<int> mtu) {
 }
 
 Support VerbsBackend::supports(const CaseSpec& spec) const {
+  if (!m_unsupported.empty()) {
+    return {false, m_unsupported};
+  }
   if (!is_rdma(spec.collective) || spec.dtype != DType::Uint8) {
     return {false, "the verbs backend measures ib_write_bw and ib_write_lat on bytes only"};
   }
@@ -487,10 +544,20 @@ void VerbsBackend::prepare(const CaseSpec& spec) {
   m_spec = spec;
   m_bytes = static_cast<std::uint32_t>(spec.count);
   m_seq = 0;
-  __atomic_store_n(recv_half() + m_bytes - 1, std::uint8_t{0}, __ATOMIC_RELEASE);  // no stale marker
+  if (m_lat) {                                                                       // (host memory only)
+    __atomic_store_n(recv_half() + m_bytes - 1, std::uint8_t{0}, __ATOMIC_RELEASE);  // no stale marker
+  }
 }
 
 void VerbsBackend::fill_pattern() {
+#if CCBENCH_VERBS_CUDA
+  if (m_gpu) {
+    fill_input(m_spec, 2, m_pair.rank(), m_staging.data());
+    m_gpu->upload(0, m_staging.data(), m_bytes);
+    m_gpu->zero(m_half, m_bytes);
+    return;
+  }
+#endif
   fill_input(m_spec, 2, m_pair.rank(), send_half());
   std::memset(recv_half(), 0, m_bytes);
 }
@@ -504,6 +571,12 @@ std::uint64_t VerbsBackend::count_wrong() {
   if (m_lat) {
     checked.count -= 1;  // the last byte is the round trip's marker
   }
+#if CCBENCH_VERBS_CUDA
+  if (m_gpu) {
+    m_gpu->download(m_half, m_staging.data(), m_bytes);
+    return ccbench::count_wrong(checked, 2, m_pair.rank(), m_staging.data());
+  }
+#endif
   return ccbench::count_wrong(checked, 2, m_pair.rank(), recv_half());
 }
 
@@ -526,7 +599,7 @@ void VerbsBackend::post_write(std::size_t qp, std::uint32_t bytes, bool signaled
   ibv_sge sge{};
   sge.addr = reinterpret_cast<std::uintptr_t>(send_half());
   sge.length = bytes;
-  sge.lkey = m_mr.get()->lkey;
+  sge.lkey = mr()->lkey;
   ibv_send_wr wr{};
   wr.wr_id = (covers << 16U) | qp;
   wr.sg_list = bytes > 0 ? &sge : nullptr;

@@ -20,21 +20,30 @@ struct TableHeader {
   std::vector<std::string> peaks;  // per group: "world: 450 GB/s (NVLink4 18 links x 25 GB/s ...)"
 };
 
+/// The unit of the table's rates (the JSON keeps GB/s): GB/s as nccl-tests, or Gb/s as perftest's --report_gbits.
+enum class RateUnit { GBps, Gbps };
+
 class TablePrinter {
  public:
   /// `show_group`: a first column with the group id (for --split).
-  TablePrinter(std::FILE* out, std::vector<bool> placements_in_place, bool show_group = false);
+  TablePrinter(std::FILE* out, std::vector<bool> placements_in_place, bool show_group = false,
+               RateUnit unit = RateUnit::GBps);
   void header(const TableHeader& h) const;
-  /// One row: the cases of one size, in the order of the placements given at construction.
+  /// One row: the cases of one size, in the order of the placements given at construction. A skipped case's
+  /// reason follows on a comment line, once until it changes.
   void row(const std::vector<CaseResult>& cells) const;
   /// The cases of one size from every group: one row per group, in the order given.
   void rows(const std::vector<CaseResult>& cells) const;
   void footer(const std::vector<CaseResult>& all, const std::string& result_path) const;
 
  private:
+  [[nodiscard]] std::string cell(const CaseResult& r) const;
+
   std::FILE* m_out;
   std::vector<bool> m_in_place;
   bool m_show_group;
+  RateUnit m_unit;
+  mutable std::string m_last_reason;  // the skip reason printed last
 };
 
 }  // namespace ccbench
