@@ -111,8 +111,12 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
       h.peaks.push_back(fmt::format("{}: {} ({})", g.id, value, p->second.basis));
     }
   }
-  h.timing =
-      fmt::format("{} ({}), {}", name(c.timing), c.timing == TimingMode::Batch ? batch : "one op per sample", clock);
+  const std::string per_sample = c.timing == TimingMode::Batch ? batch
+                                 : c.timing == TimingMode::Graph
+                                     ? (c.batch_ops ? fmt::format("{} ops per CUDA graph launch", *c.batch_ops)
+                                                    : std::string{"ops per CUDA graph calibrated to ~1 ms"})
+                                     : std::string{"one op per sample"};
+  h.timing = fmt::format("{} ({}), {}", name(c.timing), per_sample, clock);
   h.stopping = c.iters ? fmt::format("{} samples per size", *c.iters)
                        : fmt::format(
                              "samples until the median's 95% CI is within ±{:g}% "

@@ -81,7 +81,11 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
       {{"-n", "0"}, "--iters 0 must be at least 1"},
       {{"-o", "xor"}, "--op 'xor' is not one of: sum"},
       {{"-b", "12Q"}, "--min-bytes '12Q' is not a size"},
-      {{"--timing", "fast"}, "--timing 'fast' is not batch or per_op"},
+      {{"--timing", "fast"}, "--timing 'fast' is not batch, per_op or graph"},
+      {{"-G", "5", "--timing", "per_op"}, "--graph 5 and --timing per_op: --graph is graph timing"},
+      {{"-G", "5", "--batch", "7"}, "--graph 5 and --batch 7: give one of them"},
+      {{"-G", "0"}, "--graph 0 must be at least 1"},
+      {{"--timing", "graph", "--backend", "mpi"}, "--timing graph captures CUDA graphs: it needs --backend nccl"},
       {{"-c", "2"}, "--check 2 must be 0 or 1"},
       {{"--no-such-flag"}, "--no-such-flag"},
       {{"--target-ci", "0"}, "--target-ci 0 must be a fraction"},
@@ -126,6 +130,19 @@ TEST(Cli, RdmaMemAndReportGbits) {
     EXPECT_NE(message.find(expected), std::string::npos) << "got: " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
   }
+}
+
+TEST(Cli, GraphTiming) {
+  const RunConfig g = config({"-G", "20"});
+  EXPECT_EQ(g.timing, TimingMode::Graph);
+  ASSERT_TRUE(g.batch_ops);
+  EXPECT_EQ(*g.batch_ops, 20U);
+  const RunConfig calibrated = config({"--timing", "graph"});
+  EXPECT_EQ(calibrated.timing, TimingMode::Graph);
+  EXPECT_FALSE(calibrated.batch_ops);
+  EXPECT_EQ(config({"--timing", "graph", "--batch", "8"}).batch_ops.value_or(0), 8U);
+  EXPECT_EQ(name(TimingMode::Graph), "graph");
+  EXPECT_EQ(parse_timing_mode("graph"), TimingMode::Graph);
 }
 
 TEST(Cli, HelpAndVersionExitEarly) {

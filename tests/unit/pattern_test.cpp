@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -66,6 +67,9 @@ std::vector<float> reference_output(const CaseSpec& spec, int n, int rank) {
       case Collective::IbWriteBw:  // the peer's buffer, written into ours
       case Collective::IbWriteLat:
         out[i] = in[(r + static_cast<std::size_t>(n) - 1) % static_cast<std::size_t>(n)][i];
+        break;
+      case Collective::Copy:
+        out[i] = in[r][i];
         break;
     }
   }
@@ -137,6 +141,53 @@ TEST(Pattern, ProdIsTwoForAnyRankCount) {
       EXPECT_EQ(prod, 2);
     }
   }
+}
+
+}  // namespace
+}  // namespace ccbench
+
+namespace ccbench {
+namespace {
+
+// fill_expected is what the device kernels' tests feed them: the host check must accept it for every
+// type, collective and reduction, and count each corrupted element once.
+TEST(Pattern, ExpectedOutputIsAcceptedAndEachCorruptedElementCounted) {
+  for (const auto& row : all_collectives()) {
+    for (const DType type : all_dtypes()) {
+      for (const ReduceOp op : all_reduce_ops()) {
+        for (const int n : {2, 5}) {
+          const CaseSpec spec{row.id, type, op, n - 1, false, 129};
+          const int rank = n - 1;
+          const std::size_t size = size_of(type);
+          std::vector<std::byte> out(elements(row.recv, spec.count, n) * size);
+          fill_expected(spec, n, rank, out.data());
+          EXPECT_EQ(count_wrong(spec, n, rank, out.data()), 0U) << row.name << " " << name(type) << " n=" << n;
+          out[0] ^= std::byte{1};
+          out[out.size() - size] ^= std::byte{0x80};
+          const std::uint64_t want = has_checked_output(spec, rank) ? 2U : 0U;
+          EXPECT_EQ(count_wrong(spec, n, rank, out.data()), want) << row.name << " " << name(type);
+        }
+      }
+    }
+  }
+}
+
+// The arithmetic the kernels run: pattern_math directly, as a kernel receives it (plain values).
+TEST(Pattern, MathParamsMatchTheCaseAndSumIsExactlyTheRanksInputs) {
+  const CaseSpec spec{Collective::AllReduce, DType::Bfloat16, ReduceOp::Sum, 0, false, 64};
+  const pattern_math::Params p = pattern_params(spec, 8, 3);
+  EXPECT_TRUE(p.reduces);
+  EXPECT_EQ(p.nranks, 8);
+  EXPECT_EQ(p.rank, 3);
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    std::int64_t sum = 0;
+    for (int r = 0; r < 8; ++r) {
+      sum += pattern_input(spec, 8, r, i);
+    }
+    EXPECT_EQ(pattern_math::expected(p, i), sum);
+    EXPECT_LE(sum, 3 * 8);
+  }
+  EXPECT_FALSE(pattern_params({Collective::AllGather, DType::Int8, ReduceOp::Sum, 0, false, 4}, 2, 0).reduces);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct RawOptions {
   std::int64_t iters = -1;
   std::int64_t warmup = 5;
   std::int64_t batch = -1;
+  std::int64_t graph = -1;
   std::int64_t min_samples = 10;
   std::int64_t max_samples = 100000;
   std::int64_t root = 0;
@@ -87,7 +88,10 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
       ->expected(0, 1)
       ->default_str("1");
   app.add_option("--timing", raw.timing,
-                 fmt::format("batch (k ops per sample) | per_op (each op alone) (default {})", raw.timing));
+                 fmt::format("batch (k ops per sample) | per_op (each op alone) | graph (k ops in a CUDA graph, "
+                             "one launch per sample; NCCL) (default {})",
+                             raw.timing));
+  app.add_option("-G,--graph", raw.graph, "--timing graph with this many ops per graph (nccl-tests' -G)");
   if (rdma) {
     add_rdma_options(app, raw, c);
   } else {
@@ -137,7 +141,16 @@ void apply(const RawOptions& raw, RunConfig& c) {
   c.dtype = parse_or_throw(parse_dtype(raw.dtype), "--dtype", raw.dtype, "one of: " + dtype_names());
   c.op = parse_or_throw(parse_reduce_op(raw.op), "--op", raw.op, "one of: " + reduce_op_names());
   c.split = parse_or_throw(parse_split(raw.split), "--split", raw.split, "world, node, cross-node, rail or pairs");
-  c.timing = parse_or_throw(parse_timing_mode(raw.timing), "--timing", raw.timing, "batch or per_op");
+  c.timing = parse_or_throw(parse_timing_mode(raw.timing), "--timing", raw.timing, "batch, per_op or graph");
+  if (raw.graph != -1) {
+    if (c.timing != TimingMode::Batch && c.timing != TimingMode::Graph) {
+      throw UsageError(fmt::format("--graph {} and --timing {}: --graph is graph timing", raw.graph, raw.timing));
+    }
+    if (raw.batch != -1 && raw.batch != raw.graph) {
+      throw UsageError(fmt::format("--graph {} and --batch {}: give one of them", raw.graph, raw.batch));
+    }
+    c.timing = TimingMode::Graph;
+  }
   c.bind = parse_or_throw(parse_bind_policy(raw.bind), "--bind", raw.bind, "none or auto");
   if (raw.backend == "auto" || raw.backend == "mpi" || raw.backend == "nccl") {
     c.backend = raw.backend == "auto"  ? BackendChoice::Auto
@@ -156,7 +169,9 @@ void apply(const RawOptions& raw, RunConfig& c) {
   if (raw.iters != -1) {
     c.iters = non_negative(raw.iters, "--iters", false);
   }
-  if (raw.batch != -1) {
+  if (raw.graph != -1) {
+    c.batch_ops = non_negative(raw.graph, "--graph", false);
+  } else if (raw.batch != -1) {
     c.batch_ops = non_negative(raw.batch, "--batch", false);
   }
   c.warmup_iters = *non_negative(raw.warmup, "--warmup-iters", true);

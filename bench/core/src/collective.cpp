@@ -28,6 +28,10 @@ constexpr std::array kCollectives{
                    BusFactor::One, false, false},
     CollectiveInfo{Collective::IbWriteLat, "ib_write_lat", "ib_write_lat_bench", Span::Count, Span::Count, Span::Count,
                    BusFactor::One, false, false},
+    // copy_bench: S = the bytes copied (each direction's, summed for a bidirectional copy); the factor
+    // is set per result (2 for a copy within one GPU's memory, which reads and writes every byte).
+    CollectiveInfo{Collective::Copy, "copy", "copy_bench", Span::Count, Span::Count, Span::Count, BusFactor::One, false,
+                   false},
 };
 
 }  // namespace
@@ -35,6 +39,8 @@ constexpr std::array kCollectives{
 std::span<const CollectiveInfo> all_collectives() { return kCollectives; }
 
 bool is_rdma(Collective coll) { return coll == Collective::IbWriteBw || coll == Collective::IbWriteLat; }
+
+bool is_copy(Collective coll) { return coll == Collective::Copy; }
 
 const CollectiveInfo& info(Collective coll) { return kCollectives[static_cast<std::size_t>(coll)]; }
 

@@ -22,7 +22,17 @@ std::string_view name(BackendChoice choice) {
   return "auto";
 }
 
-std::string_view name(TimingMode mode) { return mode == TimingMode::Batch ? "batch" : "per_op"; }
+std::string_view name(TimingMode mode) {
+  switch (mode) {
+    case TimingMode::Batch:
+      return "batch";
+    case TimingMode::PerOp:
+      return "per_op";
+    case TimingMode::Graph:
+      return "graph";
+  }
+  return "batch";
+}
 
 std::optional<TimingMode> parse_timing_mode(std::string_view text) {
   if (text == "batch") {
@@ -30,6 +40,9 @@ std::optional<TimingMode> parse_timing_mode(std::string_view text) {
   }
   if (text == "per_op" || text == "per-op") {
     return TimingMode::PerOp;
+  }
+  if (text == "graph") {
+    return TimingMode::Graph;
   }
   return std::nullopt;
 }
@@ -176,7 +189,14 @@ std::vector<std::string> validate(const RunConfig& c) {
     errors.emplace_back("--iters must be at least 1 (or leave it out for adaptive stopping)");
   }
   if (c.batch_ops && *c.batch_ops == 0) {
-    errors.emplace_back("--batch must be at least 1");
+    errors.emplace_back(c.timing == TimingMode::Graph ? "--graph must be at least 1 op per graph"
+                                                      : "--batch must be at least 1");
+  }
+  if (c.timing == TimingMode::Graph && c.backend == BackendChoice::Mpi) {
+    errors.emplace_back("--timing graph captures CUDA graphs: it needs --backend nccl (or auto on a GPU)");
+  }
+  if (c.timing == TimingMode::Graph && is_rdma(c.collective)) {
+    errors.emplace_back("--timing graph is for NCCL collectives; ib_write_* time each write on the host");
   }
   if (!(c.target_ci > 0.0 && c.target_ci < 1.0)) {
     errors.push_back(fmt::format("--target-ci {} must be a fraction in (0, 1), e.g. 0.01 for 1%", c.target_ci));

@@ -7,52 +7,8 @@
 namespace ccbench {
 namespace {
 
-// Reduction of small integers in int64; converted to the element type afterwards, so integer
-// wrap-around matches what a library computing in that type produces.
-std::int64_t reduce_inputs(const CaseSpec& spec, int nranks, std::uint64_t index) {
-  std::int64_t acc = pattern_input(spec, nranks, 0, index);
-  for (int r = 1; r < nranks; ++r) {
-    const std::int64_t v = pattern_input(spec, nranks, r, index);
-    switch (spec.op) {
-      case ReduceOp::Sum:
-      case ReduceOp::Avg:
-        acc += v;
-        break;
-      case ReduceOp::Prod:
-        acc *= v;
-        break;
-      case ReduceOp::Max:
-        acc = std::max(acc, v);
-        break;
-      case ReduceOp::Min:
-        acc = std::min(acc, v);
-        break;
-    }
-  }
-  return spec.op == ReduceOp::Avg ? acc / nranks : acc;
-}
-
 std::int64_t expected_output(const CaseSpec& spec, int nranks, int rank, std::uint64_t index) {
-  const auto n = static_cast<std::uint64_t>(nranks);
-  const auto r = static_cast<std::uint64_t>(rank);
-  switch (spec.collective) {
-    case Collective::AllReduce:
-    case Collective::Reduce:
-      return reduce_inputs(spec, nranks, index);
-    case Collective::ReduceScatter:
-      return reduce_inputs(spec, nranks, r * spec.count + index);
-    case Collective::AllGather:  // block q of the output is rank q's input
-      return pattern_input(spec, nranks, static_cast<int>(index / spec.count), index % spec.count);
-    case Collective::AllToAll:  // block q of the output is block r of rank q's input
-      return pattern_input(spec, nranks, static_cast<int>(index / spec.count), r * spec.count + index % spec.count);
-    case Collective::Broadcast:
-      return pattern_input(spec, nranks, spec.root, index);
-    case Collective::SendRecv:
-    case Collective::IbWriteBw:  // the peer's buffer, written into ours (n = 2: the previous rank is the peer)
-    case Collective::IbWriteLat:
-      return pattern_input(spec, nranks, static_cast<int>((r + n - 1) % n), index);
-  }
-  return 0;
+  return pattern_math::expected(pattern_params(spec, nranks, rank), index);
 }
 
 template <typename T>
@@ -82,6 +38,15 @@ void fill_typed(const CaseSpec& spec, int nranks, int rank, void* data) {
   auto* out = static_cast<T*>(data);
   for (std::uint64_t i = 0; i < n; ++i) {
     out[i] = to_element<T>(pattern_input(spec, nranks, rank, i));
+  }
+}
+
+template <typename T>
+void expected_typed(const CaseSpec& spec, int nranks, int rank, void* data) {
+  const std::uint64_t n = elements(info(spec.collective).recv, spec.count, nranks);
+  auto* out = static_cast<T*>(data);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    out[i] = to_element<T>(expected_output(spec, nranks, rank, i));
   }
 }
 
@@ -132,29 +97,22 @@ struct Fill {
   void operator()(const CaseSpec& s, int n, int r, void* d) const { fill_typed<T>(s, n, r, d); }
 };
 template <typename T>
+struct Expected {
+  void operator()(const CaseSpec& s, int n, int r, void* d) const { expected_typed<T>(s, n, r, d); }
+};
+template <typename T>
 struct Wrong {
   std::uint64_t operator()(const CaseSpec& s, int n, int r, const void* d) const { return wrong_typed<T>(s, n, r, d); }
 };
 
 }  // namespace
 
+pattern_math::Params pattern_params(const CaseSpec& spec, int nranks, int rank) {
+  return {spec.collective, spec.op, info(spec.collective).has_reduce_op, spec.root, spec.count, nranks, rank};
+}
+
 std::int64_t pattern_input(const CaseSpec& spec, int nranks, int rank, std::uint64_t index) {
-  const auto r = static_cast<std::uint64_t>(rank);
-  if (!info(spec.collective).has_reduce_op) {
-    return static_cast<std::int64_t>((r * 17 + index) % 97);  // tells ranks and positions apart
-  }
-  switch (spec.op) {
-    case ReduceOp::Prod:  // one rank contributes 2, the others 1: the product is 2 for any n
-      return (index % static_cast<std::uint64_t>(nranks)) == r ? 2 : 1;
-    case ReduceOp::Avg:  // the same on every rank: the average is exact
-      return static_cast<std::int64_t>(1 + index % 4);
-    case ReduceOp::Max:
-    case ReduceOp::Min:
-      return static_cast<std::int64_t>((r * 3 + index) % 11);
-    case ReduceOp::Sum:
-      break;
-  }
-  return static_cast<std::int64_t>(1 + (r + index) % 3);  // sum <= 3n: exact in bf16 to n = 85
+  return pattern_math::input(pattern_params(spec, nranks, rank), rank, index);
 }
 
 bool has_checked_output(const CaseSpec& spec, int rank) {
@@ -163,6 +121,10 @@ bool has_checked_output(const CaseSpec& spec, int rank) {
 
 void fill_input(const CaseSpec& spec, int nranks, int rank, void* data) {
   dispatch<Fill>(spec.dtype, spec, nranks, rank, data);
+}
+
+void fill_expected(const CaseSpec& spec, int nranks, int rank, void* output) {
+  dispatch<Expected>(spec.dtype, spec, nranks, rank, output);
 }
 
 std::uint64_t count_wrong(const CaseSpec& spec, int nranks, int rank, const void* output) {

@@ -198,7 +198,7 @@ nlohmann::json case_to_json(const CaseResult& r) {
 }
 
 CaseResult case_from_json(const nlohmann::json& j) {
-  static constexpr TimingMode kModes[] = {TimingMode::Batch, TimingMode::PerOp};
+  static constexpr TimingMode kModes[] = {TimingMode::Batch, TimingMode::PerOp, TimingMode::Graph};
   static constexpr CaseStatus kStatuses[] = {CaseStatus::Ok, CaseStatus::Failed, CaseStatus::Skipped,
                                              CaseStatus::TimedOut};
   static constexpr StopReason kReasons[] = {StopReason::FixedIters, StopReason::TargetCi, StopReason::TimeBudget,

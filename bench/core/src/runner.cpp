@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "ccbench/errors.hpp"
+
 namespace ccbench {
 namespace {
 
@@ -90,15 +92,28 @@ std::uint64_t Runner::warm_up_and_calibrate() {
   if (m_policy.timing == TimingMode::PerOp) {
     return 1;
   }
-  return m_policy.batch_ops.value_or(batch_ops_for(per_op));
+  const std::uint64_t ops = m_policy.batch_ops.value_or(batch_ops_for(per_op));
+  if (m_policy.timing == TimingMode::Graph) {
+    if (!m_backend.capture_graph(ops)) {
+      throw UsageError("--timing graph: the " + m_backend.name() + " backend has no CUDA graphs; use --backend nccl");
+    }
+    m_backend.launch_graph();  // the first launch uploads the graph: untimed
+    m_backend.wait();
+    progress();
+  }
+  return ops;
 }
 
 double Runner::take_sample(std::uint64_t ops) {
   m_group.barrier();
   Timer& timer = m_backend.timer();
   timer.start();
-  for (std::uint64_t i = 0; i < ops; ++i) {
-    m_backend.enqueue();
+  if (m_policy.timing == TimingMode::Graph) {
+    m_backend.launch_graph();  // `ops` ops, captured
+  } else {
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      m_backend.enqueue();
+    }
   }
   const double per_op = timer.stop() / static_cast<double>(ops);
   progress();

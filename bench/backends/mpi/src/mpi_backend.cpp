@@ -111,6 +111,9 @@ class MpiBackend final : public Backend {
     if (is_rdma(spec.collective)) {
       return {false, fmt::format("{} runs on the verbs backend only", coll.name)};
     }
+    if (is_copy(spec.collective)) {
+      return {false, "GPU copies are copy_bench's"};
+    }
     if (mpi_type(spec.dtype) == MPI_DATATYPE_NULL) {
       return {false, fmt::format("MPI has no {} type; use --backend nccl or -d float32", name_of(spec.dtype))};
     }
@@ -218,7 +221,8 @@ void MpiBackend::enqueue() {
       return;
     case Collective::IbWriteBw:
     case Collective::IbWriteLat:
-      break;  // supports() refuses them: the verbs backend's
+    case Collective::Copy:
+      break;  // supports() refuses them: the verbs backend's, copy_bench's
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -23,6 +24,9 @@
 #include "event_timer.hpp"
 #include "nccl_compat.hpp"
 #include "nccl_ops.hpp"
+#if CCBENCH_NCCL_KERNELS
+#include "ccbench/kernels.hpp"
+#endif
 
 namespace ccbench {
 namespace {
@@ -145,6 +149,21 @@ std::map<std::string, std::string> collect_versions(int device, int nccl_version
     versions["cuda_driver"] = cuda_version_string(driver);
   }
   versions["gpu"] = gpu_description(device);
+  // Provenance of the numbers: what steered NCCL's choice of algorithm and protocol (as set here; NCCL's
+  // own choice per size is not exposed by its API; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs it).
+  const auto steered = [](const char* name, const char* otherwise) {
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::string(name) + "=" + value : std::string(otherwise);
+  };
+  versions["nccl_algo"] = steered("NCCL_ALGO", "not forced (NCCL_ALGO unset: NCCL's tuner chooses per size)");
+  versions["nccl_proto"] = steered("NCCL_PROTO", "not forced (NCCL_PROTO unset: NCCL's tuner chooses per size)");
+  versions["nccl_nvls"] =
+      steered("NCCL_NVLS_ENABLE", "NCCL's default (NVLS where NVSwitch supports it; NCCL_NVLS_ENABLE unset)");
+#if CCBENCH_NCCL_KERNELS
+  versions["check"] = std::string("device kernels (sm ") + kernels::built_architectures() + ")";
+#else
+  versions["check"] = "host (buffers copied back; built without the kernels)";
+#endif
   return versions;
 }
 
@@ -191,8 +210,12 @@ class NcclBackend final : public Backend {
   void wait() override;
   std::uint64_t count_wrong() override;
   Timer& timer() override { return m_timer; }
+  bool capture_graph(std::uint64_t ops) override;
+  void launch_graph() override;
 
  private:
+  void drop_graph() noexcept;
+
   void require_prepared() const;
   [[nodiscard]] OpArgs op_args(const CaseSpec& spec) const;
 
@@ -204,6 +227,7 @@ class NcclBackend final : public Backend {
   Stream m_stream;
   DeviceBuffer m_send_alloc;
   DeviceBuffer m_recv_alloc;
+  DeviceBuffer m_wrong;  // the device-side wrong-element count (kernels)
   Communicator m_comm;
   std::string m_what = "queued NCCL work";  // the current case, for errors; read by m_timer
   CaseSpec m_spec;
@@ -211,6 +235,17 @@ class NcclBackend final : public Backend {
   OpArgs m_args;
   bool m_prepared = false;
   EventTimer m_timer;
+  // --timing graph: the current case's ops, captured (destroyed before the communicator: declared after it)
+  cudaGraph_t m_graph = nullptr;
+  cudaGraphExec_t m_graph_exec = nullptr;
+  std::uint64_t m_graph_ops = 0;
+
+ public:
+  ~NcclBackend() override { drop_graph(); }
+  NcclBackend(const NcclBackend&) = delete;
+  NcclBackend& operator=(const NcclBackend&) = delete;
+  NcclBackend(NcclBackend&&) = delete;
+  NcclBackend& operator=(NcclBackend&&) = delete;
 };
 
 NcclBackend::NcclBackend(const Setup& setup)
@@ -224,6 +259,9 @@ Support NcclBackend::supports(const CaseSpec& spec) const {
   const CollectiveInfo& coll = info(spec.collective);
   if (is_rdma(spec.collective)) {
     return unsupported(std::string(coll.name) + " runs on the verbs backend only");
+  }
+  if (is_copy(spec.collective)) {
+    return unsupported("GPU copies are copy_bench's");
   }
   if (!nccl_detail::to_nccl(spec.dtype)) {
     return unsupported("NCCL " + m_versions.at("nccl") + " as built has no " + std::string(ccbench::name(spec.dtype)) +
@@ -265,7 +303,8 @@ void NcclBackend::prepare(const CaseSpec& spec) {
     throw BackendError("the NCCL backend cannot run " + describe(spec, m_comm.size()) + ": " + support.reason);
   }
   m_prepared = false;
-  wait();  // the previous case's ops may still use buffers that are about to grow
+  wait();        // the previous case's ops may still use buffers that are about to grow
+  drop_graph();  // it holds the previous case's buffers and count
   const nccl_detail::Footprint need = nccl_detail::footprint(spec, m_comm.size());
   m_send_alloc.reserve(need.send_bytes);
   m_recv_alloc.reserve(need.recv_bytes);
@@ -287,23 +326,76 @@ void NcclBackend::require_prepared() const {
 void NcclBackend::fill_pattern() {
   require_prepared();
   wait();
-  std::vector<std::byte> input(m_layout.send_bytes);
-  fill_input(m_spec, m_comm.size(), m_comm.rank(), input.data());
   const cudaStream_t stream = m_stream.get();
   if (m_layout.recv_bytes > 0) {
     cuda_check(cudaMemsetAsync(m_layout.recv, 0xff, m_layout.recv_bytes, stream), "cudaMemsetAsync");
   }
+#if CCBENCH_NCCL_KERNELS
+  cuda_check(kernels::fill_input(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.send,
+                                 m_layout.send_bytes / size_of(m_spec.dtype), stream),
+             "the pattern fill kernel");
+  wait();
+#else
+  std::vector<std::byte> input(m_layout.send_bytes);
+  fill_input(m_spec, m_comm.size(), m_comm.rank(), input.data());
   if (!input.empty()) {
     cuda_check(cudaMemcpyAsync(m_layout.send, input.data(), input.size(), cudaMemcpyHostToDevice, stream),
                "cudaMemcpyAsync (input pattern to device)");
   }
   wait();  // `input` must outlive the copy
+#endif
 }
 
 void NcclBackend::enqueue() {
   require_prepared();
   m_args.comm = m_comm.get();
   m_comm.complete(nccl_detail::launch(m_args), m_what);
+}
+
+void NcclBackend::drop_graph() noexcept {
+  if (m_graph_exec != nullptr) {
+    (void)cudaGraphExecDestroy(m_graph_exec);
+    m_graph_exec = nullptr;
+  }
+  if (m_graph != nullptr) {
+    (void)cudaGraphDestroy(m_graph);
+    m_graph = nullptr;
+  }
+  m_graph_ops = 0;
+}
+
+// Captures `ops` NCCL calls on the backend's stream (NCCL supports stream capture since 2.9); every rank
+// captures the same count (the runner's calibration is agreed across ranks), so launches stay matched.
+bool NcclBackend::capture_graph(std::uint64_t ops) {
+  require_prepared();
+  wait();
+  drop_graph();
+  const cudaStream_t stream = m_stream.get();
+  m_args.comm = m_comm.get();
+  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  try {
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      m_comm.complete(nccl_detail::launch(m_args), m_what + " (captured into a CUDA graph)");
+    }
+  } catch (...) {
+    cudaGraph_t partial = nullptr;
+    (void)cudaStreamEndCapture(stream, &partial);
+    if (partial != nullptr) {
+      (void)cudaGraphDestroy(partial);
+    }
+    throw;
+  }
+  cuda_check(cudaStreamEndCapture(stream, &m_graph), "cudaStreamEndCapture");
+  cuda_check(cudaGraphInstantiate(&m_graph_exec, m_graph, 0), "cudaGraphInstantiate");
+  m_graph_ops = ops;
+  return true;
+}
+
+void NcclBackend::launch_graph() {
+  if (m_graph_exec == nullptr) {
+    throw BackendError("no CUDA graph captured for " + m_what);
+  }
+  cuda_check(cudaGraphLaunch(m_graph_exec, m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
 }
 
 void NcclBackend::wait() {
@@ -317,6 +409,18 @@ std::uint64_t NcclBackend::count_wrong() {
   if (!has_checked_output(m_spec, m_comm.rank())) {
     return 0;
   }
+#if CCBENCH_NCCL_KERNELS
+  m_wrong.reserve(sizeof(unsigned long long));
+  auto* count = reinterpret_cast<unsigned long long*>(m_wrong.data());
+  cuda_check(kernels::count_wrong(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.recv,
+                                  m_layout.recv_bytes / size_of(m_spec.dtype), count, m_stream.get()),
+             "the pattern check kernel");
+  unsigned long long wrong = 0;
+  cuda_check(cudaMemcpyAsync(&wrong, count, sizeof(wrong), cudaMemcpyDeviceToHost, m_stream.get()),
+             "cudaMemcpyAsync (wrong-element count to host)");
+  wait();
+  return wrong;
+#else
   std::vector<std::byte> output(m_layout.recv_bytes);
   if (!output.empty()) {
     cuda_check(cudaMemcpyAsync(output.data(), m_layout.recv, output.size(), cudaMemcpyDeviceToHost, m_stream.get()),
@@ -324,6 +428,7 @@ std::uint64_t NcclBackend::count_wrong() {
     wait();
   }
   return ccbench::count_wrong(m_spec, m_comm.size(), m_comm.rank(), output.data());
+#endif
 }
 
 }  // namespace

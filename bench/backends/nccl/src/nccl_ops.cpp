@@ -98,6 +98,7 @@ Layout layout(const CaseSpec& spec, int nranks, int rank, std::byte* send_alloc,
     case Collective::SendRecv:
     case Collective::IbWriteBw:
     case Collective::IbWriteLat:
+    case Collective::Copy:
       break;
   }
   throw BackendError("NCCL has no in-place " + std::string(coll.name));
@@ -122,7 +123,8 @@ ncclResult_t launch(const OpArgs& a) {
       return ring_sendrecv(a);
     case Collective::IbWriteBw:
     case Collective::IbWriteLat:
-      break;  // the verbs backend's
+    case Collective::Copy:
+      break;  // the verbs backend's, copy_bench's
   }
   return ncclInvalidArgument;
 }

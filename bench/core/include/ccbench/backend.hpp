@@ -97,6 +97,14 @@ class Backend {
   /// Elements of this rank's output that differ from the expected pattern.
   virtual std::uint64_t count_wrong() = 0;
   virtual Timer& timer() = 0;
+  /// --timing graph: captures `ops` ops of the current case into a CUDA graph (replacing any earlier
+  /// one); false when the backend has no graphs (only NCCL has).
+  virtual bool capture_graph(std::uint64_t ops) {
+    (void)ops;
+    return false;
+  }
+  /// Launches the captured graph: `ops` ops of the current case.
+  virtual void launch_graph() {}
   /// The RDMA pair behind the current case (verbs only).
   [[nodiscard]] virtual std::optional<RdmaInfo> rdma_info() const { return std::nullopt; }
 };

@@ -9,8 +9,8 @@
 
 namespace ccbench {
 
-/// The measured operations: NCCL's collectives and send/recv, and raw RDMA writes between two ranks
-/// (ib_write_bw, ib_write_lat: the verbs backend only).
+/// The measured operations: NCCL's collectives and send/recv, raw RDMA writes between two ranks
+/// (ib_write_bw, ib_write_lat: the verbs backend only), and a GPU's memory copies (copy_bench only).
 enum class Collective {
   AllReduce,
   AllGather,
@@ -20,7 +20,8 @@ enum class Collective {
   Reduce,
   SendRecv,
   IbWriteBw,
-  IbWriteLat
+  IbWriteLat,
+  Copy
 };
 
 /// How many elements each rank's buffers hold, as multiples of `count`.
@@ -48,6 +49,8 @@ struct CollectiveInfo {
 std::span<const CollectiveInfo> all_collectives();
 /// ib_write_bw and ib_write_lat: RDMA writes between the two ranks of a pair (bytes, no dtype).
 bool is_rdma(Collective coll);
+/// copy: host<->device, device<->device and GPU<->GPU copies, measured by copy_bench (not by a backend).
+bool is_copy(Collective coll);
 const CollectiveInfo& info(Collective coll);
 std::optional<Collective> parse_collective(std::string_view name);
 

@@ -15,7 +15,9 @@
 namespace ccbench {
 
 enum class BackendChoice { Auto, Mpi, Nccl, Verbs };
-enum class TimingMode { Batch, PerOp };
+/// batch: k ops enqueued back to back per sample; per_op: one op per sample; graph: k ops captured
+/// once into a CUDA graph, one graph launch per sample (launch overhead out, as nccl-tests -G).
+enum class TimingMode { Batch, PerOp, Graph };
 enum class Placement { OutOfPlace, InPlace, Both };
 /// --bind: none leaves the launcher's binding alone; auto binds each rank near its memory (binding.hpp).
 enum class BindPolicy { None, Auto };

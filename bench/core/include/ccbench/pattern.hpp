@@ -1,7 +1,7 @@
 #pragma once
 // Verification patterns (DESIGN §4): small integers whose reduced values are exact in every
-// element type, so a check compares bit for bit. Host-side; a device backend copies its
-// buffers to the host (or, later, runs the same arithmetic in a kernel).
+// element type, so a check compares bit for bit. Host-side over pattern_math.hpp, whose same
+// arithmetic the device kernels (kernels/) run; a backend without them copies its buffers here.
 //
 // Logical layout: a rank's input holds elements(info.send, count, n) elements, its output
 // elements(info.recv, count, n). A backend whose in-place layout differs (NCCL's
@@ -9,8 +9,12 @@
 #include <cstdint>
 
 #include "ccbench/backend.hpp"
+#include "ccbench/pattern_math.hpp"
 
 namespace ccbench {
+
+/// The case as the pattern arithmetic (and a device kernel) takes it.
+pattern_math::Params pattern_params(const CaseSpec& spec, int nranks, int rank);
 
 /// Input element `index` of `rank` (a small integer).
 std::int64_t pattern_input(const CaseSpec& spec, int nranks, int rank, std::uint64_t index);
@@ -20,6 +24,10 @@ bool has_checked_output(const CaseSpec& spec, int rank);
 
 /// Writes the input pattern of `rank` into `data` (elements(info.send, count, n) of spec.dtype).
 void fill_input(const CaseSpec& spec, int nranks, int rank, void* data);
+
+/// Writes the output that a correct collective leaves on `rank` (elements(info.recv, count, n)); for
+/// tests of a checker (a device kernel's count of this must be zero).
+void fill_expected(const CaseSpec& spec, int nranks, int rank, void* output);
 
 /// Counts output elements of `rank` that differ from the expected result.
 std::uint64_t count_wrong(const CaseSpec& spec, int nranks, int rank, const void* output);

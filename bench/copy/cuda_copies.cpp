@@ -1,0 +1,431 @@
+#include "cuda_copies.hpp"
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "ccbench/config.hpp"
+#include "ccbench/errors.hpp"
+#include "ccbench/kernels.hpp"
+#include "ccbench/pattern.hpp"
+#include "ccbench/statistics.hpp"
+
+namespace ccbench::copy {
+namespace {
+
+void check(cudaError_t e, std::string_view what) {
+  if (e != cudaSuccess) {
+    throw BackendError(fmt::format("{} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)));
+  }
+}
+
+std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+std::string bus_id_of(int device) {
+  std::array<char, 64> id{};
+  if (cudaDeviceGetPCIBusId(id.data(), static_cast<int>(id.size()), device) != cudaSuccess) {
+    return {};
+  }
+  return topo::normalize_bus_id(id.data());
+}
+
+// The pattern of copy_bench's buffers: byte i holds (i mod 97), as pattern_math has it for a copy.
+CaseSpec pattern_case(std::size_t bytes) { return {Collective::Copy, DType::Uint8, ReduceOp::Sum, 0, false, bytes}; }
+
+/// Memory of one side of a copy: device memory on a GPU, or pinned or pageable host memory.
+class Buffer {
+ public:
+  enum class Where { Device, Pinned, Pageable };
+  Buffer(Where where, int device, std::size_t bytes) : m_where(where), m_device(device) {
+    switch (where) {
+      case Where::Device:
+        check(cudaSetDevice(device), "cudaSetDevice");
+        check(cudaMalloc(&m_ptr, bytes), fmt::format("cudaMalloc of {} bytes on GPU {}", bytes, device));
+        break;
+      case Where::Pinned:
+        check(cudaMallocHost(&m_ptr, bytes), fmt::format("cudaMallocHost of {} bytes", bytes));
+        break;
+      case Where::Pageable:
+        m_ptr = std::malloc(bytes);  // NOLINT(cppcoreguidelines-no-malloc): plain pageable memory on purpose
+        if (m_ptr == nullptr) {
+          throw BackendError(fmt::format("malloc of {} bytes failed", bytes));
+        }
+        std::memset(m_ptr, 0, bytes);  // touched: the first copy does not fault pages in
+        break;
+    }
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&&) = delete;
+  Buffer& operator=(Buffer&&) = delete;
+  ~Buffer() {
+    switch (m_where) {
+      case Where::Device:
+        (void)cudaSetDevice(m_device);
+        (void)cudaFree(m_ptr);
+        break;
+      case Where::Pinned:
+        (void)cudaFreeHost(m_ptr);
+        break;
+      case Where::Pageable:
+        std::free(m_ptr);  // NOLINT(cppcoreguidelines-no-malloc)
+        break;
+    }
+  }
+  [[nodiscard]] void* get() const { return m_ptr; }
+  [[nodiscard]] bool on_device() const { return m_where == Where::Device; }
+  [[nodiscard]] int device() const { return m_device; }
+
+ private:
+  Where m_where;
+  int m_device;
+  void* m_ptr = nullptr;
+};
+
+/// A stream and its device.
+class Stream {
+ public:
+  explicit Stream(int device) : m_device(device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream(Stream&&) = delete;
+  Stream& operator=(Stream&&) = delete;
+  ~Stream() {
+    (void)cudaSetDevice(m_device);
+    (void)cudaStreamDestroy(m_stream);
+  }
+  [[nodiscard]] cudaStream_t get() const { return m_stream; }
+  [[nodiscard]] int device() const { return m_device; }
+
+ private:
+  int m_device;
+  cudaStream_t m_stream = nullptr;
+};
+
+class Event {
+ public:
+  explicit Event(int device) : m_device(device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaEventCreate(&m_event), "cudaEventCreate");
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&&) = delete;
+  Event& operator=(Event&&) = delete;
+  ~Event() {
+    (void)cudaSetDevice(m_device);
+    (void)cudaEventDestroy(m_event);
+  }
+  [[nodiscard]] cudaEvent_t get() const { return m_event; }
+
+ private:
+  int m_device;
+  cudaEvent_t m_event = nullptr;
+};
+
+/// One direction of a path: source and destination, the stream (on the GPU that drives the copy).
+struct Leg {
+  std::unique_ptr<Buffer> src;
+  std::unique_ptr<Buffer> dst;
+  std::unique_ptr<Stream> stream;
+};
+
+/// The buffers, streams and events of one path, for sizes up to `max_bytes`.
+class Copier {
+ public:
+  Copier(const Path& path, std::size_t max_bytes) : m_path(path) {
+    using W = Buffer::Where;
+    const W host = path.host == HostMemory::Pinned ? W::Pinned : W::Pageable;
+    switch (path.kind) {
+      case Kind::H2D:
+        add_leg(host, W::Device, path.src, path.src, path.src, max_bytes);
+        break;
+      case Kind::D2H:
+        add_leg(W::Device, host, path.src, path.src, path.src, max_bytes);
+        break;
+      case Kind::D2D:
+        add_leg(W::Device, W::Device, path.src, path.src, path.src, max_bytes);
+        break;
+      case Kind::P2P:
+        add_leg(W::Device, W::Device, path.src, path.dst, path.src, max_bytes);
+        if (path.bidirectional) {
+          add_leg(W::Device, W::Device, path.dst, path.src, path.dst, max_bytes);
+        }
+        break;
+    }
+    m_start = std::make_unique<Event>(path.src);
+    m_stop = std::make_unique<Event>(path.src);
+    if (m_legs.size() > 1) {
+      m_other_done = std::make_unique<Event>(path.dst);
+    }
+  }
+
+  /// One copy of `bytes` per leg, all legs at once; the seconds between the first start and the last end.
+  double timed_copy(std::size_t bytes) {
+    const cudaStream_t first = m_legs.front().stream->get();
+    check(cudaSetDevice(m_path.src), "cudaSetDevice");
+    check(cudaEventRecord(m_start->get(), first), "cudaEventRecord");
+    for (std::size_t i = 1; i < m_legs.size(); ++i) {
+      check(cudaStreamWaitEvent(m_legs[i].stream->get(), m_start->get(), 0), "cudaStreamWaitEvent");
+    }
+    for (const Leg& leg : m_legs) {
+      issue(leg, bytes);
+    }
+    if (m_legs.size() > 1) {
+      check(cudaSetDevice(m_path.dst), "cudaSetDevice");
+      check(cudaEventRecord(m_other_done->get(), m_legs[1].stream->get()), "cudaEventRecord");
+      check(cudaSetDevice(m_path.src), "cudaSetDevice");
+      check(cudaStreamWaitEvent(first, m_other_done->get(), 0), "cudaStreamWaitEvent");
+    }
+    check(cudaEventRecord(m_stop->get(), first), "cudaEventRecord");
+    check(cudaEventSynchronize(m_stop->get()), fmt::format("{} of {} bytes", m_path.id(), bytes));
+    float ms = 0.0F;
+    check(cudaEventElapsedTime(&ms, m_start->get(), m_stop->get()), "cudaEventElapsedTime");
+    return static_cast<double>(ms) * 1e-3;
+  }
+
+  /// The pattern into every source, 0xff into every destination.
+  void prepare_check(std::size_t bytes) {
+    const CaseSpec spec = pattern_case(bytes);
+    for (const Leg& leg : m_legs) {
+      if (leg.src->on_device()) {
+        check(cudaSetDevice(leg.src->device()), "cudaSetDevice");
+        check(kernels::fill_input(pattern_params(spec, 1, 0), DType::Uint8, leg.src->get(), bytes, nullptr),
+              "the pattern fill kernel");
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      } else {
+        fill_input(spec, 1, 0, leg.src->get());
+      }
+      if (leg.dst->on_device()) {
+        check(cudaSetDevice(leg.dst->device()), "cudaSetDevice");
+        check(cudaMemset(leg.dst->get(), 0xff, bytes), "cudaMemset");
+      } else {
+        std::memset(leg.dst->get(), 0xff, bytes);
+      }
+    }
+  }
+
+  /// Bytes of every destination that differ from the pattern (counted on the device for device memory).
+  std::uint64_t count_wrong_bytes(std::size_t bytes) {
+    const CaseSpec spec = pattern_case(bytes);
+    std::uint64_t wrong = 0;
+    for (const Leg& leg : m_legs) {
+      if (!leg.dst->on_device()) {
+        wrong += count_wrong(spec, 1, 0, leg.dst->get());
+        continue;
+      }
+      check(cudaSetDevice(leg.dst->device()), "cudaSetDevice");
+      void* memory = nullptr;
+      check(cudaMalloc(&memory, sizeof(unsigned long long)), "cudaMalloc");
+      auto* counter = static_cast<unsigned long long*>(memory);
+      const cudaError_t e =
+          kernels::count_wrong(pattern_params(spec, 1, 0), DType::Uint8, leg.dst->get(), bytes, counter, nullptr);
+      unsigned long long n = 0;
+      const cudaError_t copied = e == cudaSuccess ? cudaMemcpy(&n, counter, sizeof(n), cudaMemcpyDeviceToHost) : e;
+      (void)cudaFree(counter);
+      check(copied, "the pattern check kernel");
+      wrong += n;
+    }
+    return wrong;
+  }
+
+ private:
+  void add_leg(Buffer::Where from, Buffer::Where to, int src_device, int dst_device, int driver, std::size_t bytes) {
+    Leg leg;
+    leg.src = std::make_unique<Buffer>(from, src_device, bytes);
+    leg.dst = std::make_unique<Buffer>(to, dst_device, bytes);
+    leg.stream = std::make_unique<Stream>(driver);
+    m_legs.push_back(std::move(leg));
+  }
+
+  void issue(const Leg& leg, std::size_t bytes) const {
+    const cudaStream_t s = leg.stream->get();
+    check(cudaSetDevice(leg.stream->device()), "cudaSetDevice");
+    if (m_path.engine == Engine::Sm) {
+      check(kernels::sm_copy(leg.dst->get(), leg.src->get(), bytes, 0, s), "the SM copy kernel");
+    } else if (m_path.kind == Kind::P2P) {
+      check(cudaMemcpyPeerAsync(leg.dst->get(), leg.dst->device(), leg.src->get(), leg.src->device(), bytes, s),
+            "cudaMemcpyPeerAsync");
+    } else {
+      check(cudaMemcpyAsync(leg.dst->get(), leg.src->get(), bytes, cudaMemcpyDefault, s), "cudaMemcpyAsync");
+    }
+  }
+
+  Path m_path;
+  std::vector<Leg> m_legs;
+  std::unique_ptr<Event> m_start;
+  std::unique_ptr<Event> m_stop;
+  std::unique_ptr<Event> m_other_done;
+};
+
+/// One path's Copier at a time: the next path frees the last one's memory.
+class CopierCache {
+ public:
+  CopierCache(std::vector<Path> paths, std::size_t max_bytes) : m_paths(std::move(paths)), m_max(max_bytes) {}
+  Copier& get(std::size_t path) {
+    if (!m_copier || m_current != path) {
+      m_copier.reset();
+      m_copier = std::make_unique<Copier>(m_paths[path], m_max);
+      m_current = path;
+    }
+    return *m_copier;
+  }
+
+ private:
+  std::vector<Path> m_paths;
+  std::size_t m_max;
+  std::unique_ptr<Copier> m_copier;
+  std::size_t m_current = 0;
+};
+
+}  // namespace
+
+int visible_devices() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::string no_device_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  (void)cudaGetLastError();
+  return e == cudaSuccess ? std::string{"cudaGetDeviceCount says 0"}
+                          : fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+std::vector<std::vector<bool>> peer_access_matrix(int devices) {
+  const auto n = static_cast<std::size_t>(devices);
+  std::vector<std::vector<bool>> m(n, std::vector<bool>(n, false));
+  for (int a = 0; a < devices; ++a) {
+    for (int b = 0; b < devices; ++b) {
+      int can = 0;
+      if (a == b || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || can == 0) {
+        continue;
+      }
+      check(cudaSetDevice(a), "cudaSetDevice");
+      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+      if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled) {
+        m[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = true;
+      }
+      (void)cudaGetLastError();
+    }
+  }
+  return m;
+}
+
+std::vector<int> match_topology(const topo::HostTopology& host, int devices) {
+  std::vector<int> out;
+  for (int d = 0; d < devices; ++d) {
+    const std::string bus = bus_id_of(d);
+    int found = -1;
+    for (std::size_t g = 0; g < host.gpus.size(); ++g) {
+      if (!bus.empty() && host.gpus[g].bus_id == bus) {
+        found = static_cast<int>(g);
+      }
+    }
+    out.push_back(found);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> cuda_versions() {
+  std::map<std::string, std::string> v;
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+    v["cuda_runtime"] = version_text(runtime);
+  }
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess) {
+    v["cuda_driver"] = version_text(driver);
+  }
+  v["kernels"] = fmt::format("sm {}", kernels::built_architectures());
+  for (int d = 0; d < visible_devices(); ++d) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, d) == cudaSuccess) {
+      v[fmt::format("gpu{}", d)] = fmt::format("{} ({})", p.name, bus_id_of(d));
+    }
+  }
+  return v;
+}
+
+const CallSamples& Samples::last(const std::string& name) const {
+  static const CallSamples none;
+  const auto it = calls.find(name);
+  return it == calls.end() || it->second.empty() ? none : it->second.back();
+}
+
+void register_benchmarks(const std::vector<Path>& paths, const std::vector<std::optional<double>>& peaks_GBps,
+                         const std::vector<std::uint64_t>& sizes, bool check_copies, double min_time_s,
+                         Samples& samples) {
+  std::uint64_t largest = 0;
+  for (const auto s : sizes) {
+    largest = std::max(largest, s);
+  }
+  auto cache = std::make_shared<CopierCache>(paths, static_cast<std::size_t>(largest));
+  for (std::size_t p = 0; p < paths.size(); ++p) {
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      const std::string name = fmt::format("{}/{}", paths[p].id(), format_bytes(sizes[s]));
+      samples.index[name] = {p, s};
+      const auto bytes = static_cast<std::size_t>(sizes[s]);
+      const double factor = paths[p].bus_factor();
+      const std::uint64_t moved = paths[p].bytes_moved(bytes);
+      const std::optional<double> peak = peaks_GBps[p];
+      auto fn = [cache, p, bytes, factor, moved, peak, name, check_copies, &samples](benchmark::State& state) {
+        CallSamples& call = samples.calls[name].emplace_back();
+        const auto began = std::chrono::steady_clock::now();
+        try {
+          Copier& copier = cache->get(p);
+          if (check_copies) {
+            copier.prepare_check(bytes);
+          }
+          (void)copier.timed_copy(bytes);  // warm-up: first-touch, peer mappings
+          for (auto _ : state) {
+            const double t = copier.timed_copy(bytes);
+            state.SetIterationTime(t);
+            call.seconds.push_back(t);
+          }
+          if (check_copies) {
+            call.wrong = copier.count_wrong_bytes(bytes);
+          }
+        } catch (const std::exception& e) {
+          state.SkipWithError(e.what());
+          return;
+        }
+        call.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        if (!call.seconds.empty()) {
+          const Summary sum = summarize(call.seconds);
+          const double busbw = static_cast<double>(moved) / sum.p50 / 1e9 * factor;
+          state.counters["busbw_GBps"] = busbw;
+          if (peak && *peak > 0.0) {
+            state.counters["pct_peak"] = 100.0 * busbw / *peak;
+          }
+        }
+        if (call.wrong) {
+          state.counters["wrong"] = static_cast<double>(*call.wrong);
+        }
+        state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(moved));
+      };
+      benchmark::RegisterBenchmark(name.c_str(), fn)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(min_time_s);
+    }
+  }
+}
+
+}  // namespace ccbench::copy

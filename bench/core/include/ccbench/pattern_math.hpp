@@ -1,0 +1,101 @@
+#pragma once
+// The arithmetic of the verification patterns (DESIGN §4), shared by the host (pattern.cpp) and the
+// device kernels (kernels/): header-only, no library calls, so nvcc compiles the same functions that
+// the unit tests exercise on the CPU. Values are small integers, exact in every element type, so the
+// expected output is compared bit for bit.
+#include <cstdint>
+
+#include "ccbench/collective.hpp"
+#include "ccbench/types.hpp"
+
+#if defined(__CUDACC__)
+#define CCBENCH_HD __host__ __device__
+#else
+#define CCBENCH_HD
+#endif
+
+namespace ccbench::pattern_math {
+
+/// One rank's view of a case, in plain values (what a kernel receives by value).
+struct Params {
+  Collective collective = Collective::AllReduce;
+  ReduceOp op = ReduceOp::Sum;
+  bool reduces = false;  // info(collective).has_reduce_op
+  int root = 0;
+  std::uint64_t count = 0;  // nccl-tests' count
+  int nranks = 1;
+  int rank = 0;
+};
+
+/// Input element `index` of `rank`.
+CCBENCH_HD inline std::int64_t input(const Params& p, int rank, std::uint64_t index) {
+  const auto r = static_cast<std::uint64_t>(rank);
+  if (!p.reduces) {
+    return static_cast<std::int64_t>((r * 17 + index) % 97);  // tells ranks and positions apart
+  }
+  switch (p.op) {
+    case ReduceOp::Prod:  // one rank contributes 2, the others 1: the product is 2 for any n
+      return (index % static_cast<std::uint64_t>(p.nranks)) == r ? 2 : 1;
+    case ReduceOp::Avg:  // the same on every rank: the average is exact
+      return static_cast<std::int64_t>(1 + index % 4);
+    case ReduceOp::Max:
+    case ReduceOp::Min:
+      return static_cast<std::int64_t>((r * 3 + index) % 11);
+    case ReduceOp::Sum:
+      break;
+  }
+  return static_cast<std::int64_t>(1 + (r + index) % 3);  // sum <= 3n: exact in bf16 to n = 85
+}
+
+/// The reduction over every rank's input element `index`, in int64 (converted to the element type
+/// afterwards, so integer wrap-around matches what a library computing in that type produces).
+CCBENCH_HD inline std::int64_t reduced(const Params& p, std::uint64_t index) {
+  std::int64_t acc = input(p, 0, index);
+  for (int q = 1; q < p.nranks; ++q) {
+    const std::int64_t v = input(p, q, index);
+    switch (p.op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Avg:
+        acc += v;
+        break;
+      case ReduceOp::Prod:
+        acc *= v;
+        break;
+      case ReduceOp::Max:
+        acc = acc > v ? acc : v;
+        break;
+      case ReduceOp::Min:
+        acc = acc < v ? acc : v;
+        break;
+    }
+  }
+  return p.op == ReduceOp::Avg ? acc / p.nranks : acc;
+}
+
+/// Output element `index` that rank p.rank must hold after the collective.
+CCBENCH_HD inline std::int64_t expected(const Params& p, std::uint64_t index) {
+  const auto n = static_cast<std::uint64_t>(p.nranks);
+  const auto r = static_cast<std::uint64_t>(p.rank);
+  switch (p.collective) {
+    case Collective::AllReduce:
+    case Collective::Reduce:
+      return reduced(p, index);
+    case Collective::ReduceScatter:
+      return reduced(p, r * p.count + index);
+    case Collective::AllGather:  // block q of the output is rank q's input
+      return input(p, static_cast<int>(index / p.count), index % p.count);
+    case Collective::AllToAll:  // block q of the output is block r of rank q's input
+      return input(p, static_cast<int>(index / p.count), r * p.count + index % p.count);
+    case Collective::Broadcast:
+      return input(p, p.root, index);
+    case Collective::SendRecv:
+    case Collective::IbWriteBw:  // the peer's buffer, written into ours (n = 2: the previous rank is the peer)
+    case Collective::IbWriteLat:
+      return input(p, static_cast<int>((r + n - 1) % n), index);
+    case Collective::Copy:  // the same rank's input, moved
+      return input(p, p.rank, index);
+  }
+  return 0;
+}
+
+}  // namespace ccbench::pattern_math

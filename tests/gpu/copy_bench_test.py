@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""copy_bench tests.
+
+  copy_bench_test.py --bin B --schema S bad-input   anywhere: bad options exit 2 with one line, before any GPU
+                                                    is looked for; no GPU: exit 2, "no CUDA device here"
+  copy_bench_test.py --bin B --schema S gpu         a GPU: every path of every local GPU at 3 sizes, verified
+                                                    (0 wrong bytes), JSON valid, %peak printed; exit 77
+                                                    (skipped) where nvidia-smi lists no GPU
+"""
+import argparse
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tools"))
+import validate_result  # noqa: E402
+
+SKIP = 77
+BAD = [
+    (["-b", "1M", "-e", "1K"], "--min-bytes 1M is larger than --max-bytes 1K"),
+    (["-f", "1"], "--step-factor 1 must be greater than 1"),
+    (["-b", "12Q"], "sizes are like 64K, 4M, 1G"),
+    (["-c", "2"], "--check 2 must be 0 or 1"),
+    (["--min-time", "0"], "--min-time 0 must be from 0 to 60 seconds"),
+    (["--no-such-flag"], "--no-such-flag"),
+]
+
+
+def gpus_listed():
+    smi = shutil.which("nvidia-smi")
+    listed = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
+    return "GPU 0" in listed
+
+
+def run(binary, args, cwd):
+    p = subprocess.run([binary, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def bad_input(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        for flags, says in BAD:
+            rc, out, err = run(args.bin, flags, tmp)
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            assert rc == 2 and len(lines) == 1 and says in lines[0], f"{flags}: exit {rc}, stderr {err!r}"
+            assert not list(pathlib.Path(tmp).rglob("*.json")), f"{flags}: a result file was written"
+            print(f"{' '.join(flags)}: exit 2, {lines[0]}")
+        if not gpus_listed():
+            rc, out, err = run(args.bin, ["-b", "1M", "-e", "1M"], tmp)
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            assert rc == 2 and len(lines) == 1 and "no CUDA device here" in lines[0], f"no GPU: exit {rc}, {err!r}"
+            print(f"no GPU: exit 2, {lines[0]}")
+    print(f"PASS: {len(BAD)} bad inputs exit 2 with one line and no file")
+
+
+def gpu(args):
+    if not gpus_listed():
+        print("SKIPPED: no GPU visible (nvidia-smi -L lists none); copy_bench did not run")
+        return SKIP
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "copy.json"
+        rc, stdout, err = run(args.bin, ["-b", "1M", "-e", "64M", "-f", "8", "--min-time", "0.05", "--out", str(out)],
+                              tmp)
+        print(stdout[-6000:], err[-2000:])
+        assert rc == 0, f"copy_bench exit {rc}"
+        doc = json.loads(out.read_text())
+        found = list(validate_result.problems(validate_result.validator(args.schema), doc))
+        assert not found, f"{out} does not validate: {found[0]}"
+        print(f"{'path':<28} {'bytes':>10} {'busbw GB/s':>11} {'%peak':>7} {'wrong':>6}  peak basis")
+        for r in doc["results"]:
+            assert r["status"] == "ok" and r["wrong_elements"] == 0, f"{r['group_id']} {r['size_bytes']}: {r}"
+            pct = f"{r['pct_of_peak']:.1f}" if r["pct_of_peak"] is not None else "-"
+            print(f"{r['group_id']:<28} {r['size_bytes']:>10} {r['busbw_GBps']:>11.2f} {pct:>7} "
+                  f"{r['wrong_elements']:>6}  {r['peak_basis']}")
+        print(f"PASS: {len(doc['results'])} copies verified, JSON valid")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--schema", required=True)
+    parser.add_argument("what", choices=["bad-input", "gpu"])
+    args = parser.parse_args()
+    return (bad_input if args.what == "bad-input" else gpu)(args) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
