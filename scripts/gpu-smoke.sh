@@ -40,7 +40,7 @@ if [ -x "$apps/allreduce_bench" ] && command -v mpirun >/dev/null; then
     step "allreduce-8B-$timing" mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 8 -n 200 \
       --timing "$timing" --out "$out/allreduce-8B-$timing.json"
   done
-  step allreduce-sweep-graph mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 8 -G 20 \
+  step allreduce-sweep-graph mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 8 --graph 20 \
     --out "$out/allreduce-graph.json"
   for dtype in int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64; do
     step "check-$dtype" mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 16M -f 64 -c 1 -n 5 \

@@ -160,12 +160,21 @@ CopyPeak copy_peak(const Path& path, const topo::SpecDatabase& specs, const topo
   switch (path.kind) {
     case Kind::H2D:
     case Kind::D2H: {
-      const auto link = specs.pcie(src->pcie.gen_current, src->pcie.width_current);
+      // The link as the GPU and its slot can train it: GPUs drop the generation when idle, and discovery
+      // runs before the copies (as the collectives' peak model does; a downtrained link shows as low %peak).
+      const topo::PciLink& pci = src->pcie;
+      const int gen = pci.gen_max > 0 ? pci.gen_max : pci.gen_current;
+      const int width = pci.width_max > 0 ? pci.width_max : pci.width_current;
+      const auto link = specs.pcie(gen, width);
       if (!link) {
-        return {std::nullopt, fmt::format("PCIe link of GPU {} unknown (generation {}, width {})", path.src,
-                                          src->pcie.gen_current, src->pcie.width_current)};
+        return {std::nullopt,
+                fmt::format("PCIe link of GPU {} unknown (generation {}, width {})", path.src, gen, width)};
       }
-      return {link->GBps, fmt::format("{} per direction, GPU {} as found ({})", link->name, path.src, link->source)};
+      std::string basis = fmt::format("{} per direction, GPU {} ({})", link->name, path.src, link->source);
+      if (pci.gen_current > 0 && (pci.gen_current < gen || pci.width_current < width)) {
+        basis += fmt::format("; Gen{} x{} at discovery, below its max", pci.gen_current, pci.width_current);
+      }
+      return {link->GBps, basis};
     }
     case Kind::D2D: {
       const topo::GpuSpec* spec = specs.find_gpu(src->name);

@@ -56,7 +56,8 @@ std::vector<Path> plan_paths(const Selection& selection, const std::vector<std::
 
 /// The spec for `path`, per direction and comparable with busbw, from the GPUs' discovered topology
 /// (`gpus`: index = CUDA device index; a GPU whose bus id is unknown gives nullopt):
-/// H2D/D2H: the GPU's current PCIe generation x width; D2D: the GPU model's HBM bandwidth; P2P: NVLink
+/// H2D/D2H: the GPU's PCIe link at its max generation x width (GPUs idle at a lower generation; the basis
+/// says when discovery saw it below); D2D: the GPU model's HBM bandwidth; P2P: NVLink
 /// or PCIe between the two, as the collectives' peak model has it (busbw of a bidirectional copy is
 /// its bytes moved over the time, so its peak is twice the per-direction figure).
 struct CopyPeak {

@@ -46,7 +46,8 @@ struct Samples {
 };
 
 /// One Google Benchmark per path and size, named "<path id>/<size>" (e.g. "p2p:ce:uni:gpu0-gpu1/64M"),
-/// manual time from CUDA events, at least `min_time_s` of copies. Buffers are allocated for the largest
+/// manual time from CUDA events, at least `min_time_s` of copies; before each timed copy (untimed) the L2 of
+/// every GPU involved is flushed, so no copy is served from cache. Buffers are allocated for the largest
 /// size, one path at a time.
 /// `peaks_GBps`: per path, for the %peak column of the console table.
 void register_benchmarks(const std::vector<Path>& paths, const std::vector<std::optional<double>>& peaks_GBps,

@@ -51,6 +51,7 @@ cudaError_t sm_copy(void* dst, const void* src, std::size_t bytes, int blocks, c
   const auto d = reinterpret_cast<std::uintptr_t>(dst);
   const auto s = reinterpret_cast<std::uintptr_t>(src);
   const std::size_t vectors = (d % 16 == 0 && s % 16 == 0) ? bytes / 16 : 0;
+  (void)cudaGetLastError();  // an earlier call's error must not be taken for this launch's
   if (vectors > 0) {
     copy_vec16<<<grid, kThreads, 0, stream>>>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), vectors);
   }
@@ -67,7 +68,9 @@ cudaError_t flush_l2(void* scratch, std::size_t bytes, cudaStream_t stream) {
   if (words == 0) {
     return cudaSuccess;
   }
-  touch<<<static_cast<unsigned>(default_blocks()), kThreads, 0, stream>>>(static_cast<unsigned int*>(scratch), words);
+  const auto grid = static_cast<unsigned>(default_blocks());
+  (void)cudaGetLastError();  // an earlier call's error must not be taken for this launch's
+  touch<<<grid, kThreads, 0, stream>>>(static_cast<unsigned int*>(scratch), words);
   return cudaGetLastError();
 }
 

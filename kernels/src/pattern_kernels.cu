@@ -77,15 +77,18 @@ unsigned blocks_for(std::uint64_t n) {
 
 template <typename T>
 cudaError_t fill_typed(const pattern_math::Params& p, void* data, std::uint64_t n, cudaStream_t stream) {
-  fill_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(p, static_cast<typename Element<T>::Bits*>(data), n);
+  const unsigned grid = blocks_for(n);
+  (void)cudaGetLastError();  // an earlier call's error must not be taken for this launch's
+  fill_kernel<T><<<grid, kThreads, 0, stream>>>(p, static_cast<typename Element<T>::Bits*>(data), n);
   return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t wrong_typed(const pattern_math::Params& p, const void* data, std::uint64_t n, unsigned long long* count,
                         cudaStream_t stream) {
-  wrong_kernel<T>
-      <<<blocks_for(n), kThreads, 0, stream>>>(p, static_cast<const typename Element<T>::Bits*>(data), n, count);
+  const unsigned grid = blocks_for(n);
+  (void)cudaGetLastError();  // an earlier call's error must not be taken for this launch's
+  wrong_kernel<T><<<grid, kThreads, 0, stream>>>(p, static_cast<const typename Element<T>::Bits*>(data), n, count);
   return cudaGetLastError();
 }
 

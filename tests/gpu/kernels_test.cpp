@@ -77,7 +77,8 @@ TEST(GpuKernels, DeviceCountIsZeroOnTheExpectedOutputAndCountsEachCorruptedEleme
       for (const ReduceOp op : all_reduce_ops()) {
         const int n = 4;
         const int rank = 1;
-        const CaseSpec spec{row.id, type, op, 0, false, 4099};  // odd: the grid's tail is exercised
+        const CaseSpec spec{row.id, type, op, rank, false, 4099};  // root = rank: reduce's output is checked;
+                                                                   // odd count: the grid's tail is exercised
         const std::uint64_t count = elements(row.recv, spec.count, n);
         const std::size_t type_size = size_of(type);
         std::vector<std::byte> good(count * type_size);

@@ -82,9 +82,9 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
       {{"-o", "xor"}, "--op 'xor' is not one of: sum"},
       {{"-b", "12Q"}, "--min-bytes '12Q' is not a size"},
       {{"--timing", "fast"}, "--timing 'fast' is not batch, per_op or graph"},
-      {{"-G", "5", "--timing", "per_op"}, "--graph 5 and --timing per_op: --graph is graph timing"},
-      {{"-G", "5", "--batch", "7"}, "--graph 5 and --batch 7: give one of them"},
-      {{"-G", "0"}, "--graph 0 must be at least 1"},
+      {{"--graph", "5", "--timing", "per_op"}, "--graph 5 and --timing per_op: --graph is graph timing"},
+      {{"--graph", "5", "--batch", "7"}, "--graph 5 and --batch 7: give one of them"},
+      {{"--graph", "0"}, "--graph 0 must be at least 1"},
       {{"--timing", "graph", "--backend", "mpi"}, "--timing graph captures CUDA graphs: it needs --backend nccl"},
       {{"-c", "2"}, "--check 2 must be 0 or 1"},
       {{"--no-such-flag"}, "--no-such-flag"},
@@ -133,7 +133,7 @@ TEST(Cli, RdmaMemAndReportGbits) {
 }
 
 TEST(Cli, GraphTiming) {
-  const RunConfig g = config({"-G", "20"});
+  const RunConfig g = config({"--graph", "20"});
   EXPECT_EQ(g.timing, TimingMode::Graph);
   ASSERT_TRUE(g.batch_ops);
   EXPECT_EQ(*g.batch_ops, 20U);

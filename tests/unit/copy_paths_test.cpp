@@ -106,6 +106,19 @@ TEST(CopyPlan, PeaksFromTheSpecDatabaseOnTheDgxH100Fixture) {
   EXPECT_EQ(both_ways.bytes_moved(100), 200U);
 }
 
+// An idle GPU trains its link down (H100: Gen1 when idle) and discovery runs before the copies: the peak is
+// the link's max, and the basis says what discovery saw.
+TEST(CopyPlan, HostCopyPeakIsTheLinksMaxNotItsIdleGeneration) {
+  auto host = load("dgx_h100.json");
+  host.gpus[2].pcie.gen_current = 1;
+  const auto& specs = topo::SpecDatabase::builtin();
+  const auto peak =
+      copy_peak({Kind::D2H, Engine::CopyEngine, HostMemory::Pageable, false, 2, 2}, specs, host, identity(8));
+  ASSERT_TRUE(peak.GBps) << peak.basis;
+  EXPECT_NEAR(*peak.GBps, specs.pcie(5, 16)->GBps, 1e-9);
+  EXPECT_NE(peak.basis.find("Gen1 x16 at discovery, below its max"), std::string::npos) << peak.basis;
+}
+
 TEST(CopyPlan, PcieOnlyGpusAndUnknownGpusOnTheFixtures) {
   const auto& specs = topo::SpecDatabase::builtin();
   const auto pcie = load("pcie_4gpu.json");

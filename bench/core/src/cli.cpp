@@ -91,7 +91,8 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
                  fmt::format("batch (k ops per sample) | per_op (each op alone) | graph (k ops in a CUDA graph, "
                              "one launch per sample; NCCL) (default {})",
                              raw.timing));
-  app.add_option("-G,--graph", raw.graph, "--timing graph with this many ops per graph (nccl-tests' -G)");
+  // Not nccl-tests' -G (which replays its -n ops as a graph G times): here -n stays the number of samples.
+  app.add_option("--graph", raw.graph, "--timing graph with this many ops captured per graph (one launch per sample)");
   if (rdma) {
     add_rdma_options(app, raw, c);
   } else {

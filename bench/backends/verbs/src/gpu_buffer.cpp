@@ -83,6 +83,7 @@ GpuBuffer::GpuBuffer(int device, std::size_t bytes, ibv_pd* pd, unsigned access)
 }
 
 void GpuBuffer::register_with(ibv_pd* pd, std::size_t total, unsigned access, const std::string& name) {
+  set_sync_memops();
   check(::cudaMemset(m_ptr, 0, total), "cudaMemset");
   check(::cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 
@@ -115,6 +116,27 @@ void GpuBuffer::register_with(ibv_pd* pd, std::size_t total, unsigned access, co
 
 GpuBuffer::~GpuBuffer() { release(); }
 
+// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, as NVIDIA's GPUDirect RDMA guide asks for memory that a NIC reads and
+// writes: CUDA's own copies and sets of it then complete before they return. Best effort: a driver without
+// the entry point leaves it as it is (the copies here synchronize anyway).
+void GpuBuffer::set_sync_memops() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+  const cudaError_t e =
+      ::cudaGetDriverEntryPointByVersion("cuPointerSetAttribute", &fn, 6000, cudaEnableDefault, &found);
+#else
+  const cudaError_t e = ::cudaGetDriverEntryPoint("cuPointerSetAttribute", &fn, cudaEnableDefault, &found);
+#endif
+  if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || fn == nullptr) {
+    (void)::cudaGetLastError();
+    return;
+  }
+  unsigned int one = 1;
+  (void)reinterpret_cast<PFN_cuPointerSetAttribute_v6000>(fn)(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+                                                              reinterpret_cast<CUdeviceptr>(m_ptr));
+}
+
 void GpuBuffer::release() noexcept {
   if (m_mr != nullptr) {
     ::ibv_dereg_mr(m_mr);
@@ -133,9 +155,18 @@ void GpuBuffer::release() noexcept {
 // NOLINTNEXTLINE(readability-make-member-function-const): writes the GPU memory this object owns
 void GpuBuffer::upload(std::size_t offset, const void* src, std::size_t n) {
   check(::cudaMemcpy(data() + offset, src, n, cudaMemcpyHostToDevice), "cudaMemcpy host to device");
+  check(::cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // from pageable memory the copy may still be in flight
 }
 
+// What the peer's RDMA writes put in GPU memory is made visible to CUDA first (GPUDirect RDMA writes need
+// not be ordered with the GPU's own accesses); where the device orders them already the call is a no-op,
+// and where it is not supported there is nothing to flush.
 void GpuBuffer::download(std::size_t offset, void* dst, std::size_t n) const {
+  check(::cudaSetDevice(m_device), "cudaSetDevice");
+  if (::cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                           cudaFlushGPUDirectRDMAWritesToOwner) != cudaSuccess) {
+    (void)::cudaGetLastError();
+  }
   check(::cudaMemcpy(dst, data() + offset, n, cudaMemcpyDeviceToHost), "cudaMemcpy device to host");
 }
 

@@ -44,6 +44,7 @@ class GpuBuffer {
  private:
   void register_with(ibv_pd* pd, std::size_t total, unsigned access, const std::string& name);
   void release() noexcept;
+  void set_sync_memops();
 
   int m_device;
   void* m_ptr = nullptr;
