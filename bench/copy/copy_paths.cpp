@@ -159,22 +159,9 @@ CopyPeak copy_peak(const Path& path, const topo::SpecDatabase& specs, const topo
   }
   switch (path.kind) {
     case Kind::H2D:
-    case Kind::D2H: {
-      // The link as the GPU and its slot can train it: GPUs drop the generation when idle, and discovery
-      // runs before the copies (as the collectives' peak model does; a downtrained link shows as low %peak).
-      const topo::PciLink& pci = src->pcie;
-      const int gen = pci.gen_max > 0 ? pci.gen_max : pci.gen_current;
-      const int width = pci.width_max > 0 ? pci.width_max : pci.width_current;
-      const auto link = specs.pcie(gen, width);
-      if (!link) {
-        return {std::nullopt,
-                fmt::format("PCIe link of GPU {} unknown (generation {}, width {})", path.src, gen, width)};
-      }
-      std::string basis = fmt::format("{} per direction, GPU {} ({})", link->name, path.src, link->source);
-      if (pci.gen_current > 0 && (pci.gen_current < gen || pci.width_current < width)) {
-        basis += fmt::format("; Gen{} x{} at discovery, below its max", pci.gen_current, pci.width_current);
-      }
-      return {link->GBps, basis};
+    case Kind::D2H: {  // the link at its max, as the collectives' peak model has it (GPUs idle at Gen1)
+      topo::Peak p = topo::gpu_pcie_peak(specs, *src, fmt::format("GPU {}", path.src));
+      return {p.GBps, std::move(p.basis)};
     }
     case Kind::D2D: {
       const topo::GpuSpec* spec = specs.find_gpu(src->name);

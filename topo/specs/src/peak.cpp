@@ -388,4 +388,12 @@ Peak expected_peak(const SpecDatabase& specs, const std::vector<HostTopology>& h
   return {bound.GBps, std::move(bound.basis)};
 }
 
+Peak gpu_pcie_peak(const SpecDatabase& specs, const Gpu& gpu, const std::string& label) {
+  Bound b = gpu_pcie_bound(specs, gpu, label);
+  if (const std::string note = below_max_note(gpu, label); b.GBps && !note.empty()) {
+    b.basis += "; " + note;
+  }
+  return {b.GBps, std::move(b.basis)};
+}
+
 }  // namespace ccbench::topo

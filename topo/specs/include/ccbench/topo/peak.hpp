@@ -47,4 +47,9 @@ struct Peak {
 Peak expected_peak(const SpecDatabase& specs, const std::vector<HostTopology>& hosts,
                    const std::vector<RankPlace>& ranks, Collective collective);
 
+/// One GPU's PCIe link per direction as the GPU and its slot can train it (max generation x width: GPUs
+/// lower the generation when idle), with a note in the basis when discovery saw it below its max.
+/// `label` names the GPU in the basis ("GPU 2"). For copies between host and GPU memory (copy_bench).
+Peak gpu_pcie_peak(const SpecDatabase& specs, const Gpu& gpu, const std::string& label);
+
 }  // namespace ccbench::topo
