@@ -26,17 +26,28 @@ void check(cudaError_t e, std::string_view what) {
 // dmabuf registration wants the range aligned to host pages; cudaMalloc of whole 2 MiB pages gives that.
 constexpr std::size_t kGpuPage = std::size_t{2} << 20U;
 
-// The dmabuf fd of [ptr, ptr + bytes), or -1 with `why` set.
-int dmabuf_fd(void* ptr, std::size_t bytes, std::string& why) {
+// A driver API function through the runtime (the benches never link libcuda), in its ABI of CUDA
+// `version` (11070 = 11.7); nullptr when the driver has none.
+void* driver_function(const char* name, unsigned version) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
 #if CUDART_VERSION >= 12050
-  const cudaError_t e =
-      ::cudaGetDriverEntryPointByVersion("cuMemGetHandleForAddressRange", &fn, 11070, cudaEnableDefault, &found);
+  const cudaError_t e = ::cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found);
 #else
-  const cudaError_t e = ::cudaGetDriverEntryPoint("cuMemGetHandleForAddressRange", &fn, cudaEnableDefault, &found);
+  (void)version;
+  const cudaError_t e = ::cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found);
 #endif
-  if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || fn == nullptr) {
+  if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+    (void)::cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+
+// The dmabuf fd of [ptr, ptr + bytes), or -1 with `why` set.
+int dmabuf_fd(void* ptr, std::size_t bytes, std::string& why) {
+  void* fn = driver_function("cuMemGetHandleForAddressRange", 11070);
+  if (fn == nullptr) {
     why = "the CUDA driver has no cuMemGetHandleForAddressRange (driver older than CUDA 11.7)";
     return -1;
   }
@@ -120,16 +131,8 @@ GpuBuffer::~GpuBuffer() { release(); }
 // writes: CUDA's own copies and sets of it then complete before they return. Best effort: a driver without
 // the entry point leaves it as it is (the copies here synchronize anyway).
 void GpuBuffer::set_sync_memops() {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-#if CUDART_VERSION >= 12050
-  const cudaError_t e =
-      ::cudaGetDriverEntryPointByVersion("cuPointerSetAttribute", &fn, 6000, cudaEnableDefault, &found);
-#else
-  const cudaError_t e = ::cudaGetDriverEntryPoint("cuPointerSetAttribute", &fn, cudaEnableDefault, &found);
-#endif
-  if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    (void)::cudaGetLastError();
+  void* fn = driver_function("cuPointerSetAttribute", 6000);
+  if (fn == nullptr) {
     return;
   }
   unsigned int one = 1;
