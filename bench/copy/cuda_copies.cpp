@@ -91,49 +91,37 @@ class Buffer {
   void* m_ptr = nullptr;
 };
 
-/// A stream and its device.
-class Stream {
+cudaError_t create_stream(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
+cudaError_t destroy_stream(cudaStream_t s) { return cudaStreamDestroy(s); }
+cudaError_t create_event(cudaEvent_t* e) { return cudaEventCreate(e); }
+cudaError_t destroy_event(cudaEvent_t e) { return cudaEventDestroy(e); }
+
+/// A CUDA stream or event, made on `device` and destroyed there.
+template <typename Handle, cudaError_t (*Create)(Handle*), cudaError_t (*Destroy)(Handle)>
+class OnDevice {
  public:
-  explicit Stream(int device) : m_device(device) {
+  explicit OnDevice(int device) : m_device(device) {
     check(cudaSetDevice(device), "cudaSetDevice");
-    check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(Create(&m_handle), "creating a CUDA stream or event");
   }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  Stream(Stream&&) = delete;
-  Stream& operator=(Stream&&) = delete;
-  ~Stream() {
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+  OnDevice(OnDevice&&) = delete;
+  OnDevice& operator=(OnDevice&&) = delete;
+  ~OnDevice() {
     (void)cudaSetDevice(m_device);
-    (void)cudaStreamDestroy(m_stream);
+    (void)Destroy(m_handle);
   }
-  [[nodiscard]] cudaStream_t get() const { return m_stream; }
+  [[nodiscard]] Handle get() const { return m_handle; }
   [[nodiscard]] int device() const { return m_device; }
 
  private:
   int m_device;
-  cudaStream_t m_stream = nullptr;
+  Handle m_handle = nullptr;
 };
 
-class Event {
- public:
-  explicit Event(int device) : m_device(device) {
-    check(cudaSetDevice(device), "cudaSetDevice");
-    check(cudaEventCreate(&m_event), "cudaEventCreate");
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  Event(Event&&) = delete;
-  Event& operator=(Event&&) = delete;
-  ~Event() {
-    (void)cudaSetDevice(m_device);
-    (void)cudaEventDestroy(m_event);
-  }
-  [[nodiscard]] cudaEvent_t get() const { return m_event; }
-
- private:
-  int m_device;
-  cudaEvent_t m_event = nullptr;
-};
+using Stream = OnDevice<cudaStream_t, create_stream, destroy_stream>;  // non-blocking: no legacy-stream syncs
+using Event = OnDevice<cudaEvent_t, create_event, destroy_event>;
 
 /// What evicts one GPU's L2 before each timed copy (H100: 50 MB of L2 would otherwise hold a small copy's
 /// source and destination from the copy before): scratch of twice the L2, rewritten on the GPU's own stream.
