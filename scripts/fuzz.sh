@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Fuzzes the result reader (and the printers behind it) with libFuzzer for a bounded time.
-#   scripts/fuzz.sh [SECONDS]   default 60; CI runs it from scripts/test.sh
+#   scripts/fuzz.sh [SECONDS [BUILD_DIR]]   default 60 s in $CCBENCH_BUILD-fuzz
 # Builds report/fuzz/reader_fuzz.cpp with clang, -fsanitize=fuzzer,address,undefined, seeded with
 # the real result files under tests/data/report/runs. A crash, a sanitizer report, an uncaught
 # exception or a hang of more than 10 s on one input fails the run and leaves the input in
-# $CCBENCH_BUILD-fuzz/artifacts/.
+# BUILD_DIR/artifacts/. A BUILD_DIR given is used as configured (clang, -DCCBENCH_FUZZ=ON and the
+# sanitizers in its flags): CI's sanitizer stage passes its own, so the libraries are built once.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 seconds=${1:-60}
-dir="$CCBENCH_BUILD-fuzz"
-CXX=clang++ ccbench_configure "$dir" -DCCBENCH_MPI=OFF -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_VERBS=OFF \
-  -DCCBENCH_BUILD_TESTS=OFF -DCCBENCH_BUILD_PERF=OFF -DCCBENCH_FUZZ=ON -DCMAKE_BUILD_TYPE=None \
-  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
-  >/dev/null
+dir=${2:-}
+if [ -z "$dir" ]; then
+  dir="$CCBENCH_BUILD-fuzz"
+  CXX=clang++ ccbench_configure "$dir" -DCCBENCH_MPI=OFF -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_VERBS=OFF \
+    -DCCBENCH_BUILD_TESTS=OFF -DCCBENCH_BUILD_PERF=OFF -DCCBENCH_FUZZ=ON -DCMAKE_BUILD_TYPE=None \
+    -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+    >/dev/null
+fi
 cmake --build "$dir" --target ccbench_reader_fuzz --parallel "$(nproc)"
 corpus="$dir/corpus"
 mkdir -p "$corpus" "$dir/artifacts"
