@@ -3,7 +3,8 @@
 # when present). Builds what the GPU needs, runs the gpu test tier, then the figures:
 #   copy_bench on every local GPU (H2D/D2H vs PCIe generation x width, D2D vs HBM, GPU<->GPU vs NVLink/PCIe)
 #   allreduce_bench 8 B on 1 rank: batch, per_op and graph timing side by side (launch overhead, latency floor)
-#   allreduce_bench --check for every dtype NCCL has (0 wrong elements expected)
+#   allreduce_bench --check for every dtype NCCL has (0 wrong elements expected; FP8 reductions need sm_90+)
+#   allreduce_bench --nccl-variants: the sweep as configured and with NCCL_ALGO=Ring, tagged
 # Usage: scripts/gpu-smoke.sh [OUT_DIR]   (default gpu-smoke-<UTC>); exit 0 only when everything passed.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -42,12 +43,14 @@ if [ -x "$apps/allreduce_bench" ] && command -v mpirun >/dev/null; then
   done
   step allreduce-sweep-graph mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 8 --graph 20 \
     --out "$out/allreduce-graph.json"
-  for dtype in int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64; do
+  for dtype in int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64 float8_e4m3 float8_e5m2; do
     step "check-$dtype" mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 16M -f 64 -c 1 -n 5 \
       -d "$dtype" --out "$out/check-$dtype.json"
   done
+  step nccl-variants mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 1M -e 256M -f 16 -c 1 --nccl-variants \
+    --out "$out/allreduce-variants.json"
   if [ -x "$dir/report/ccbench-report" ]; then
-    step table "$dir/report/ccbench-report" table "$out"/allreduce-8B-*.json
+    step table "$dir/report/ccbench-report" table "$out"/allreduce-8B-*.json "$out/allreduce-variants.json"
   fi
 else
   echo "gpu-smoke: no MPI benches (mpirun or an MPI build missing): NCCL timings and --check not run" \

@@ -247,6 +247,15 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   in.topology = gather_topology(world, layout.hosts, layout.placement.local_rank);
   in.variables = communication_variables(environ);  // as the user set them, before --bind adds NCCL_IB_HCA
   const BackendChoice choice = resolve_backend(in.config.backend);
+  agreed(world, coll.bench, [&] {
+    if (in.config.nccl_variants && choice != BackendChoice::Nccl) {
+      throw UsageError(
+          fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs the NCCL backend, and "
+                      "--backend auto chose {} here (no GPU visible)",
+                      name(choice)));
+    }
+    return true;
+  });
   const std::size_t host = host_of(layout, world.rank());
   BindingRecord binding =
       bind_rank(in.config.bind, in.topology[host], binding_inputs(layout.placement, choice));  // before the backend

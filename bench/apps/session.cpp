@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
@@ -19,7 +21,8 @@ Session::Session(SessionInputs inputs, Group& world, Membership membership, Hang
       m_world(world),
       m_member(std::move(membership)),
       m_guard(guard),
-      m_join_round(std::move(join_round)) {
+      m_join_round(std::move(join_round)),
+      m_variant(m_in.config.nccl_variants ? "configured" : "") {
   if (is_writer()) {
     m_guard.set_recorder([this](const Hang& h) { record_hang(h); });
   }
@@ -132,6 +135,7 @@ CaseResult Session::base_result(const GroupPlan& g, std::uint64_t size, bool in_
   r.backend = m_facts.backend;
   r.timing = c.timing;
   r.clock = m_facts.clock;
+  r.variant = m_variant;
   const int n = static_cast<int>(g.ranks.size());
   r.spec = {c.collective, c.dtype, c.op, c.root, in_place, 0};
   r.spec.count = count_for_bytes(m_coll, size, size_of(c.dtype), n);
@@ -328,6 +332,31 @@ bool Session::sweep(const TablePrinter& printer) {
   return failed;
 }
 
+bool Session::sweep_ring_variant(const TablePrinter& printer) {
+  {
+    const std::lock_guard lock(m_doc_mutex);
+    m_variant = "ring";
+    m_position.reset();
+  }
+  const auto configured = m_facts.versions.find("nccl_algo");
+  if (is_writer()) {
+    fmt::print(table_stream(),
+               "# --nccl-variants: the rows above are variant configured ({}); below, variant ring: the same sweep "
+               "on new communicators with NCCL_ALGO=Ring\n",
+               configured != m_facts.versions.end() ? configured->second : "NCCL_ALGO as set");
+    std::fflush(table_stream());
+  }
+  m_guard.begin("set-up: new communicators with NCCL_ALGO=Ring (--nccl-variants)");
+  m_member = Membership{};  // the configured communicators go first
+  // NCCL reads NCCL_ALGO when it creates a communicator (its tuning model), so the next ones ring.
+  if (::setenv("NCCL_ALGO", "Ring", 1) != 0) {
+    throw std::runtime_error("--nccl-variants: setenv(NCCL_ALGO) failed");
+  }
+  m_member = m_join_round(current_groups());
+  m_guard.idle("set-up");
+  return sweep(printer);
+}
+
 int Session::run() {
   m_guard.begin("set-up: learning the backend's versions and clock");
   const BackendFacts facts = backend_facts();
@@ -355,6 +384,9 @@ int Session::run() {
     m_member = m_join_round(m_in.rounds[round]);
     m_guard.idle("set-up");
     failed = sweep(printer) || failed;
+  }
+  if (m_in.config.nccl_variants) {
+    failed = sweep_ring_variant(printer) || failed;
   }
   if (is_writer()) {
     const std::lock_guard lock(m_doc_mutex);

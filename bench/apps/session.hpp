@@ -67,6 +67,8 @@ class Session {
   };
   BackendFacts backend_facts();
   bool sweep(const TablePrinter& printer);
+  /// --nccl-variants: new communicators with NCCL_ALGO=Ring, and the sweep again (variant "ring").
+  bool sweep_ring_variant(const TablePrinter& printer);
   [[nodiscard]] bool is_writer() const { return m_world.rank() == 0; }
   [[nodiscard]] std::FILE* table_stream() const { return m_in.result_path == "-" ? stderr : stdout; }
   [[nodiscard]] std::vector<bool> placements() const;
@@ -91,6 +93,7 @@ class Session {
   HangGuard& m_guard;
   JoinRound m_join_round;
   std::size_t m_round = 0;  // the round being measured (its groups: current_groups())
+  std::string m_variant;    // --nccl-variants: "configured", then "ring"; empty otherwise
   [[nodiscard]] const std::vector<GroupPlan>& current_groups() const {
     return m_in.rounds.empty() ? m_in.groups : m_in.rounds[m_round];
   }

@@ -2,6 +2,7 @@
 // pattern.cpp, converted to each element type on the GPU and compared bit for bit.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstring>
 
@@ -27,6 +28,20 @@ template <>
 struct Element<__nv_bfloat16> {
   using Bits = unsigned short;
   __device__ static Bits of(std::int64_t v) { return __bfloat16_as_ushort(__float2bfloat16_rn(static_cast<float>(v))); }
+};
+template <>
+struct Element<__nv_fp8_e4m3> {
+  using Bits = __nv_fp8_storage_t;
+  __device__ static Bits of(std::int64_t v) {
+    return __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, __NV_E4M3);
+  }
+};
+template <>
+struct Element<__nv_fp8_e5m2> {
+  using Bits = __nv_fp8_storage_t;
+  __device__ static Bits of(std::int64_t v) {
+    return __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, __NV_E5M2);
+  }
 };
 template <>
 struct Element<float> {
@@ -115,6 +130,10 @@ cudaError_t dispatch(DType type, Args... args) {
       return Fn<float>{}(args...);
     case DType::Float64:
       return Fn<double>{}(args...);
+    case DType::Float8e4m3:
+      return Fn<__nv_fp8_e4m3>{}(args...);
+    case DType::Float8e5m2:
+      return Fn<__nv_fp8_e5m2>{}(args...);
   }
   return cudaErrorInvalidValue;
 }

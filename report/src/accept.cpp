@@ -199,6 +199,9 @@ std::string case_label(const Row& row) {
   const CaseResult& r = *row.r;
   std::string label = fmt::format("{} {} {} {}", info(r.spec.collective).name, name(r.spec.dtype),
                                   format_size(r.size_bytes), r.spec.in_place ? "in-place" : "out-of-place");
+  if (!r.variant.empty()) {  // --nccl-variants: a profile's check covers both sweeps
+    label += " (" + r.variant + ")";
+  }
   return row.show_run ? fmt::format("{} [{}]", label, row.run->name()) : label;
 }
 

@@ -40,8 +40,9 @@ RowKey section_key(RowKey key) {
 }
 
 std::string section_title(const RowKey& k) {
-  return fmt::format("{} {} {} {}{}{} {} group {} ({} ranks)", printable(k.benchmark), k.op, k.dtype, k.redop,
-                     k.root >= 0 ? fmt::format(" root {}", k.root) : "", "", k.timing, printable(k.group_id), k.ranks);
+  return fmt::format("{} {} {} {}{}{} {}{} group {} ({} ranks)", printable(k.benchmark), k.op, k.dtype, k.redop,
+                     k.root >= 0 ? fmt::format(" root {}", k.root) : "", "", k.timing,
+                     k.variant.empty() ? "" : " " + printable(k.variant), printable(k.group_id), k.ranks);
 }
 
 TextTable section_table(const std::vector<const RowComparison*>& rows, const Comparison& c, bool spec) {
@@ -125,9 +126,14 @@ std::string render_text(const Comparison& c, const CompareOptions& o, bool markd
 }
 
 nlohmann::ordered_json key_json(const RowKey& k) {
-  return {{"benchmark", k.benchmark}, {"backend", k.backend},       {"timing", k.timing},    {"op", k.op},
-          {"dtype", k.dtype},         {"redop", k.redop},           {"root", k.root},        {"ranks", k.ranks},
-          {"group_id", k.group_id},   {"size_bytes", k.size_bytes}, {"in_place", k.in_place}};
+  nlohmann::ordered_json j = {
+      {"benchmark", k.benchmark}, {"backend", k.backend},       {"timing", k.timing},    {"op", k.op},
+      {"dtype", k.dtype},         {"redop", k.redop},           {"root", k.root},        {"ranks", k.ranks},
+      {"group_id", k.group_id},   {"size_bytes", k.size_bytes}, {"in_place", k.in_place}};
+  if (!k.variant.empty()) {  // --nccl-variants rows only
+    j["variant"] = k.variant;
+  }
+  return j;
 }
 
 nlohmann::ordered_json row_json(const RowComparison& r) {

@@ -82,11 +82,12 @@ RowKey table_key(const CaseResult& r) {
   return key;
 }
 
-// The rows of one plot: as a table, across backends and timing modes (the legend names them).
+// The rows of one plot: as a table, across backends, timing modes and --nccl-variants (the legend names them).
 RowKey plot_key(const CaseResult& r) {
   RowKey key = table_key(r);
   key.backend.clear();
   key.timing.clear();
+  key.variant.clear();
   return key;
 }
 
@@ -102,6 +103,7 @@ std::string describe_group(const RowKey& key) {
   text += fmt::format(" · {} · {}", key.dtype, key.benchmark);
   if (!key.backend.empty()) {
     text += fmt::format(" · {} · {}", key.backend, key.timing);
+    text += key.variant.empty() ? "" : " · " + key.variant;
   }
   return text + fmt::format(" · group {} ({} rank{})", key.group_id, key.ranks, key.ranks == 1 ? "" : "s");
 }
@@ -180,6 +182,11 @@ std::string runs_table(const std::vector<LoadedRun>& runs, const std::vector<std
 // ---- plots ----
 
 // Series of one plot section: run x placement (x backend and timing mode, when the section mixes them).
+// "batch", or "batch, ring" for a --nccl-variants row.
+std::string mode_of(const CaseResult& r) {
+  return std::string(name(r.timing)) + (r.variant.empty() ? "" : ", " + r.variant);
+}
+
 using SeriesKey = std::tuple<std::size_t, bool, std::string, std::string>;
 
 std::map<SeriesKey, Entries> series_entries(const Entries& entries, bool mixed_modes) {
@@ -188,8 +195,7 @@ std::map<SeriesKey, Entries> series_entries(const Entries& entries, bool mixed_m
     const CaseResult& r = *entry.second;
     const bool plottable = r.status == CaseStatus::Ok && r.size_bytes > 0 && std::isfinite(r.busbw_GBps);
     if (plottable) {
-      const SeriesKey key{entry.first, r.spec.in_place, mixed_modes ? r.backend : "",
-                          mixed_modes ? std::string(name(r.timing)) : ""};
+      const SeriesKey key{entry.first, r.spec.in_place, mixed_modes ? r.backend : "", mixed_modes ? mode_of(r) : ""};
       series[key].push_back(entry);
     }
   }
@@ -197,9 +203,9 @@ std::map<SeriesKey, Entries> series_entries(const Entries& entries, bool mixed_m
 }
 
 bool mixes_modes(const Entries& entries) {
-  std::set<std::pair<std::string, TimingMode>> modes;
+  std::set<std::pair<std::string, std::string>> modes;
   for (const auto& entry : entries) {
-    modes.emplace(entry.second->backend, entry.second->timing);
+    modes.emplace(entry.second->backend, mode_of(*entry.second));
   }
   return modes.size() > 1;
 }

@@ -13,6 +13,7 @@ RowKey key_of(const CaseResult& r) {
   key.benchmark = r.benchmark;
   key.backend = r.backend;
   key.timing = std::string(name(r.timing));
+  key.variant = r.variant;
   key.op = std::string(coll.name);
   key.dtype = std::string(name(r.spec.dtype));
   key.redop = coll.has_reduce_op ? std::string(name(r.spec.op)) : std::string();
@@ -27,7 +28,8 @@ RowKey key_of(const CaseResult& r) {
 std::string_view placement_name(bool in_place) { return in_place ? "in-place" : "out-of-place"; }
 
 std::string describe(const RowKey& key) {
-  std::string text = fmt::format("{} {} {} {}", key.benchmark, key.backend, key.timing, key.dtype);
+  std::string text = fmt::format("{} {} {}{} {}", key.benchmark, key.backend, key.timing,
+                                 key.variant.empty() ? "" : " " + key.variant, key.dtype);
   if (!key.redop.empty()) {
     text += " " + key.redop;
   }

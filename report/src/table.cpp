@@ -107,12 +107,13 @@ std::string section_heading(const Section& s) {
   return fmt::format(
       "{} ({}): {}, group {}{}\n"
       "file {} (schema {}), ccbench {} (git {}), started {}, run {}\n"
-      "{} rank(s) on {} host(s) ({}); backend {} ({}); timing {}, {}\n"
+      "{} rank(s) on {} host(s) ({}); backend {} ({}); timing {}{}, {}\n"
       "time = median and p95 per op (slowest rank), us; rates GB/s (1e9 B/s); %peak of busbw\n",
       printable(s.run->name()), printable(doc.run.benchmark), what, printable(first.group_id),
       members.empty() ? "" : " (" + printable(members) + ")", printable(s.run->path), s.run->schema_version,
       printable(doc.run.tool_version), printable(doc.run.git_revision), doc.run.started_utc, printable(doc.run.id),
-      first.ranks, first.nodes, hosts_of(*s.run), s.key.backend, printable(libs), s.key.timing, printable(first.clock));
+      first.ranks, first.nodes, hosts_of(*s.run), s.key.backend, printable(libs), s.key.timing,
+      s.key.variant.empty() ? "" : "; --nccl-variants: " + printable(s.key.variant), printable(first.clock));
 }
 
 /// One row per size, out-of-place and in-place side by side (nccl-tests' layout).
@@ -206,6 +207,7 @@ nlohmann::ordered_json flat_row(const LoadedRun& run, const CaseResult& r) {
       {"benchmark", key.benchmark},
       {"backend", key.backend},
       {"timing", key.timing},
+      {"variant", key.variant},
       {"op", key.op},
       {"dtype", key.dtype},
       {"redop", key.redop},

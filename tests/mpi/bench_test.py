@@ -39,6 +39,9 @@ BAD_INPUT = {
     "negative_iters": (["-n", "-3"], "--iters -3 must be at least 1"),
     "nccl_without_gpu": (["--backend", "nccl"], "--backend nccl: "),
     "root_out_of_range": (["-r", "5"], "--root 5 is not a rank of this job (2 ranks: 0..1)", "broadcast_bench"),
+    "nccl_variants_without_gpu": (["--nccl-variants"], "--nccl-variants forces NCCL's ring algorithm: it needs the "
+                                  "NCCL backend, and --backend auto chose mpi here (no GPU visible)"),
+    "nccl_variants_on_mpi": (["--nccl-variants", "--backend", "mpi"], "it needs --backend nccl, not mpi"),
 }
 
 
@@ -98,8 +101,16 @@ def sweep(env, args):
         print(f"PASS: {len(ok)} cases measured, {len(doc['results']) - len(ok)} skipped with a reason, 0 wrong")
 
 
+def gpu_visible():
+    smi = shutil.which("nvidia-smi")
+    return smi is not None and "GPU 0" in subprocess.run([smi, "-L"], capture_output=True, text=True).stdout
+
+
 def bad_input(env, args):
     flags, message, *bench = BAD_INPUT[args.case]
+    if args.case.endswith("_without_gpu") and gpu_visible():
+        print("SKIPPED: a GPU is visible, so this input is not bad here")
+        return SKIP
     bench = bench[0] if bench else "allreduce_bench"
     with tempfile.TemporaryDirectory() as tmp:
         p = env.run(bench, 2, flags, tmp, timeout=60)
@@ -363,7 +374,7 @@ def bind_run(env, tmp, policy, launcher):
                                        "--out", str(out)], tmp, bind_to=launcher)
     assert p.returncode == 0, f"exit code {p.returncode}: {p.stderr}"
     doc = env.validate(out)
-    assert doc["schema_version"] == "1.4.0", doc["schema_version"]
+    assert doc["schema_version"] == "1.5.0", doc["schema_version"]
     binding = doc["environment"]["binding"]
     assert [b["rank"] for b in binding] == [0, 1], binding
     host = doc["environment"]["hosts"][0]["hostname"]
@@ -401,13 +412,12 @@ def bind(env, args):
 
 
 def gpu_nccl(env, args):
-    smi = shutil.which("nvidia-smi")
-    listed = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
-    if "GPU 0" not in listed:
+    if not gpu_visible():
         print("SKIPPED: no GPU visible (nvidia-smi -L lists none); the NCCL path did not run")
         return SKIP
     failures = []
-    for dtype in ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64"]:
+    for dtype in ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "float8_e4m3",
+                  "float8_e5m2"]:
         for bench in ["allreduce_bench", "allgather_bench", "broadcast_bench", "reducescatter_bench"]:
             with tempfile.TemporaryDirectory() as tmp:
                 out = pathlib.Path(tmp) / "r.json"
@@ -421,8 +431,21 @@ def gpu_nccl(env, args):
                 wrong = sum(r["wrong_elements"] or 0 for r in doc["results"])
                 if wrong or any(r["backend"] != "nccl" for r in doc["results"]):
                     failures.append(f"{bench} {dtype}: {wrong} wrong")
+    with tempfile.TemporaryDirectory() as tmp:  # --nccl-variants: both sweeps, tagged, each verified
+        out = pathlib.Path(tmp) / "r.json"
+        p = env.run("allreduce_bench", 1, ["--backend", "nccl", "-b", "8", "-e", "1M", "-f", "8", "-c", "1", "-n", "5",
+                                           "--nccl-variants", "--out", str(out)], tmp)
+        print(p.stdout[-3000:], p.stderr[-2000:])
+        if p.returncode != 0:
+            failures.append(f"--nccl-variants: exit {p.returncode}")
+        else:
+            doc = env.validate(out)
+            variants = [r.get("variant") for r in doc["results"]]
+            wrong = sum(r["wrong_elements"] or 0 for r in doc["results"])
+            if variants.count("configured") != variants.count("ring") or not variants.count("ring") or wrong:
+                failures.append(f"--nccl-variants: variants {variants}, {wrong} wrong")
     assert not failures, failures
-    print("PASS: NCCL backend, 1 rank, every dtype verified")
+    print("PASS: NCCL backend, 1 rank, every dtype verified; --nccl-variants tagged both sweeps")
 
 
 def main():

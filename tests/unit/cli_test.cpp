@@ -145,6 +145,22 @@ TEST(Cli, GraphTiming) {
   EXPECT_EQ(parse_timing_mode("graph"), TimingMode::Graph);
 }
 
+TEST(Cli, NcclVariantsAndFp8Dtypes) {
+  EXPECT_FALSE(config({}).nccl_variants);
+  EXPECT_TRUE(config({"--nccl-variants"}).nccl_variants);
+  EXPECT_TRUE(config({"--nccl-variants", "--backend", "nccl"}).nccl_variants);
+  const std::string message = error_of({"--nccl-variants", "--backend", "mpi"});
+  EXPECT_NE(message.find("--nccl-variants forces NCCL's ring algorithm: it needs --backend nccl, not mpi"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(config({"-d", "float8_e4m3"}).dtype, DType::Float8e4m3);
+  EXPECT_EQ(config({"-d", "f8e5m2"}).dtype, DType::Float8e5m2);         // nccl-tests' name
+  EXPECT_EQ(config({"-d", "float8_e4m3fn"}).dtype, DType::Float8e4m3);  // PyTorch's
+  EXPECT_EQ(size_of(DType::Float8e5m2), 1U);
+  EXPECT_TRUE(is_fp8(DType::Float8e4m3) && is_floating(DType::Float8e4m3) && !is_fp8(DType::Float16));
+  EXPECT_NE(error_of({"-d", "fp4"}).find("float8_e4m3, float8_e5m2"), std::string::npos);
+}
+
 TEST(Cli, HelpAndVersionExitEarly) {
   const auto help = parse({"--help"});
   ASSERT_TRUE(std::holds_alternative<EarlyExit>(help));

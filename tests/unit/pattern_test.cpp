@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace ccbench {
@@ -188,6 +191,70 @@ TEST(Pattern, MathParamsMatchTheCaseAndSumIsExactlyTheRanksInputs) {
     EXPECT_LE(sum, 3 * 8);
   }
   EXPECT_FALSE(pattern_params({Collective::AllGather, DType::Int8, ReduceOp::Sum, 0, false, 4}, 2, 0).reduces);
+}
+
+// FP8: known codes (OCP E4M3 / E5M2), and every finite code back to itself.
+TEST(Pattern, Fp8ConversionsMatchTheOcpFormats) {
+  EXPECT_EQ(float_to_fp8_e4m3(1.0F), 0x38);
+  EXPECT_EQ(float_to_fp8_e4m3(-2.0F), 0xc0);
+  EXPECT_EQ(float_to_fp8_e4m3(448.0F), 0x7e);         // the largest; E4M3 has no infinity
+  EXPECT_EQ(float_to_fp8_e4m3(1e6F), 0x7e);           // saturates, as __NV_SATFINITE
+  EXPECT_EQ(float_to_fp8_e4m3(17.0F), 0x58);          // ties to even: 16
+  EXPECT_EQ(float_to_fp8_e4m3(19.0F), 0x5a);          // ties to even: 20
+  EXPECT_EQ(fp8_e4m3_to_float(0x01), 0.001953125F);   // smallest subnormal, 2^-9
+  EXPECT_EQ(float_to_fp8_e4m3(0.0029296875F), 0x02);  // 1.5 x 2^-9: ties to even, 2 x 2^-9
+  EXPECT_TRUE(std::isnan(fp8_e4m3_to_float(0x7f)));
+  EXPECT_EQ(float_to_fp8_e5m2(1.0F), 0x3c);
+  EXPECT_EQ(float_to_fp8_e5m2(5.0F), 0x45);
+  EXPECT_EQ(float_to_fp8_e5m2(57344.0F), 0x7b);                                // the largest finite
+  EXPECT_EQ(float_to_fp8_e5m2(std::numeric_limits<float>::infinity()), 0x7b);  // saturates
+  EXPECT_EQ(fp8_e5m2_to_float(0x7c), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(fp8_e5m2_to_float(0x01), 1.52587890625e-05F);  // 2^-16
+  EXPECT_EQ(float_to_fp8_e5m2(9.0F), 0x48);                // ties to even: 8
+  for (unsigned code = 0; code < 256; ++code) {
+    const auto c = static_cast<std::uint8_t>(code);
+    if ((code & 0x7fU) != 0x7fU) {
+      EXPECT_EQ(float_to_fp8_e4m3(fp8_e4m3_to_float(c)), c) << code;
+    }
+    if ((code & 0x7cU) != 0x7cU) {
+      EXPECT_EQ(float_to_fp8_e5m2(fp8_e5m2_to_float(c)), c) << code;
+    }
+  }
+}
+
+// FP8 holds few integers exactly (E5M2: 0..8, then even numbers): its patterns stay in [-8, 8] and a sum
+// has one contribution per element, so NCCL's partial results are exact in whatever order it adds the
+// ranks. Reduced here in FP8 itself, rounding after every step, starting from several ranks.
+TEST(Pattern, Fp8ReductionsAreExactInAnyOrder) {
+  const auto round_e5m2 = [](float v) { return fp8_e5m2_to_float(float_to_fp8_e5m2(v)); };
+  for (const int n : {1, 2, 3, 8, 64}) {
+    for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min}) {
+      const CaseSpec spec{Collective::AllReduce, DType::Float8e5m2, op, 0, false, 96};
+      const pattern_math::Params p = pattern_params(spec, n, 0);
+      ASSERT_TRUE(p.narrow);
+      for (std::uint64_t i = 0; i < spec.count; ++i) {
+        for (const int start : {0, 1 % n, n / 2, n - 1}) {  // a ring starts its reduction anywhere
+          float acc = static_cast<float>(pattern_input(spec, n, start, i));
+          ASSERT_EQ(round_e5m2(acc), acc);
+          for (int k = 1; k < n; ++k) {
+            acc = round_e5m2(reduce(op, acc, static_cast<float>(pattern_input(spec, n, (start + k) % n, i))));
+          }
+          ASSERT_EQ(acc, static_cast<float>(pattern_math::expected(p, i)))
+              << name(op) << " n=" << n << " index " << i << " from rank " << start;
+        }
+      }
+    }
+  }
+  // Data movement: every value an integer in [-8, 8].
+  const CaseSpec gather{Collective::AllGather, DType::Float8e4m3, ReduceOp::Sum, 0, false, 100};
+  for (int r = 0; r < 8; ++r) {
+    for (std::uint64_t i = 0; i < 100; ++i) {
+      const std::int64_t v = pattern_input(gather, 8, r, i);
+      EXPECT_TRUE(v >= -8 && v <= 8) << v;
+    }
+  }
+  // The same case in bfloat16 is not narrow: sums there reach 3n (exact to n = 85).
+  EXPECT_FALSE(pattern_params({Collective::AllReduce, DType::Bfloat16, ReduceOp::Sum, 0, false, 4}, 8, 0).narrow);
 }
 
 }  // namespace

@@ -75,6 +75,11 @@ ResultDocument sample_document() {
   rdma.rdma->endpoints = {{0, "node0", "mlx5_0", 1, "InfiniBand", std::nullopt, "", "", 7, 400.0, 4096},
                           {1, "node1", "rxe0", 1, "Ethernet", 1, "::ffff:127.0.0.1", "RoCE v2", 0, std::nullopt, 1024}};
   doc.results.push_back(rdma);
+  CaseResult ring = r;  // 1.5.0: a --nccl-variants row, in FP8
+  ring.backend = "nccl";
+  ring.spec.dtype = DType::Float8e4m3;
+  ring.variant = "ring";
+  doc.results.push_back(ring);
   return doc;
 }
 
@@ -82,9 +87,12 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.4.0");
+  EXPECT_EQ(j.at("schema_version"), "1.5.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
+  EXPECT_FALSE(j.at("results").at(0).contains("variant"));  // only --nccl-variants rows carry one
+  EXPECT_EQ(j.at("results").back().at("variant"), "ring");
+  EXPECT_EQ(j.at("results").back().at("dtype"), "float8_e4m3");
 }
 
 TEST(ResultJson, ReadsA1_0DocumentAsOneWorldGroup) {

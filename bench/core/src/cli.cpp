@@ -98,6 +98,9 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
   } else {
     app.add_option("-d,--dtype", raw.dtype, "element type: " + dtype_names() + " (default float32)");
     app.add_option("-o,--op", raw.op, "reduction: " + reduce_op_names() + " (default sum)");
+    app.add_flag("--nccl-variants", c.nccl_variants,
+                 "run the sweep as configured, then again with NCCL_ALGO=Ring (new communicators); results "
+                 "tagged variant configured / ring (NCCL)");
     app.add_option("-r,--root", raw.root, "root rank of broadcast / reduce (default 0)");
     app.add_option("--backend", raw.backend, "auto | mpi | nccl (auto: NCCL when a GPU is visible)");
     app.add_option("--placement", raw.placement, "out | in | both (out-of-place and in-place; default both)");

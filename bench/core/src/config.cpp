@@ -195,6 +195,10 @@ std::vector<std::string> validate(const RunConfig& c) {
   if (c.timing == TimingMode::Graph && c.backend == BackendChoice::Mpi) {
     errors.emplace_back("--timing graph captures CUDA graphs: it needs --backend nccl (or auto on a GPU)");
   }
+  if (c.nccl_variants && c.backend != BackendChoice::Nccl && c.backend != BackendChoice::Auto) {
+    errors.push_back(
+        fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs --backend nccl, not {}", name(c.backend)));
+  }
   if (c.timing == TimingMode::Graph && is_rdma(c.collective)) {
     errors.emplace_back("--timing graph is for NCCL collectives; ib_write_* time each write on the host");
   }

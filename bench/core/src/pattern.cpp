@@ -1,7 +1,10 @@
 #include "ccbench/pattern.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace ccbench {
@@ -30,6 +33,20 @@ Half to_element<Half>(std::int64_t v) {
 template <>
 Bfloat16 to_element<Bfloat16>(std::int64_t v) {
   return Bfloat16{float_to_bfloat16(static_cast<float>(v))};
+}
+struct Fp8E4m3 {
+  std::uint8_t bits;
+};
+struct Fp8E5m2 {
+  std::uint8_t bits;
+};
+template <>
+Fp8E4m3 to_element<Fp8E4m3>(std::int64_t v) {
+  return Fp8E4m3{float_to_fp8_e4m3(static_cast<float>(v))};
+}
+template <>
+Fp8E5m2 to_element<Fp8E5m2>(std::int64_t v) {
+  return Fp8E5m2{float_to_fp8_e5m2(static_cast<float>(v))};
 }
 
 template <typename T>
@@ -88,6 +105,10 @@ auto dispatch(DType type, Args&&... args) {
       return Fn<float>{}(args...);
     case DType::Float64:
       return Fn<double>{}(args...);
+    case DType::Float8e4m3:
+      return Fn<Fp8E4m3>{}(args...);
+    case DType::Float8e5m2:
+      return Fn<Fp8E5m2>{}(args...);
   }
   return Fn<float>{}(args...);
 }
@@ -108,7 +129,8 @@ struct Wrong {
 }  // namespace
 
 pattern_math::Params pattern_params(const CaseSpec& spec, int nranks, int rank) {
-  return {spec.collective, spec.op, info(spec.collective).has_reduce_op, spec.root, spec.count, nranks, rank};
+  return {spec.collective,   spec.op, info(spec.collective).has_reduce_op, spec.root, spec.count, nranks, rank,
+          is_fp8(spec.dtype)};
 }
 
 std::int64_t pattern_input(const CaseSpec& spec, int nranks, int rank, std::uint64_t index) {
@@ -199,5 +221,68 @@ std::uint16_t float_to_bfloat16(float value) {
 }
 
 float bfloat16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+
+namespace {
+
+// An OCP FP8 format: E exponent bits, M mantissa bits; E4M3 has no infinity (its top code is NaN and
+// 0x7e = 448 its largest), E5M2 is IEEE-like (0x7c infinity, 0x7b = 57344 its largest).
+struct Fp8Format {
+  int exp_bits;
+  int mant_bits;
+  std::uint8_t max_finite;  // the code of the largest finite value
+  bool has_infinity;
+  [[nodiscard]] int bias() const { return (1 << (exp_bits - 1)) - 1; }
+};
+constexpr Fp8Format kE4m3{4, 3, 0x7e, false};
+constexpr Fp8Format kE5m2{5, 2, 0x7b, true};
+
+float fp8_to_float(std::uint8_t bits, const Fp8Format& f) {
+  const float sign = (bits & 0x80U) != 0 ? -1.0F : 1.0F;
+  const int exp = (bits >> f.mant_bits) & ((1 << f.exp_bits) - 1);
+  const int mant = bits & ((1 << f.mant_bits) - 1);
+  const int top = (1 << f.exp_bits) - 1;
+  if (f.has_infinity ? exp == top : (bits & 0x7fU) == 0x7fU) {
+    return f.has_infinity && mant == 0 ? sign * std::numeric_limits<float>::infinity()
+                                       : std::numeric_limits<float>::quiet_NaN();
+  }
+  if (exp == 0) {  // subnormal
+    return sign * std::ldexp(static_cast<float>(mant), 1 - f.bias() - f.mant_bits);
+  }
+  return sign * std::ldexp(static_cast<float>((1 << f.mant_bits) + mant), exp - f.bias() - f.mant_bits);
+}
+
+// Round to nearest even; out of range (infinity too) saturates to the largest finite value, as CUDA's
+// __nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...) does; NaN is 0x7f.
+std::uint8_t float_to_fp8(float value, const Fp8Format& f) {
+  if (std::isnan(value)) {
+    return 0x7f;
+  }
+  const auto sign = static_cast<std::uint8_t>(std::signbit(value) ? 0x80U : 0U);
+  const double a = std::fabs(static_cast<double>(value));
+  const double largest = fp8_to_float(f.max_finite, f);
+  if (a >= largest) {
+    return static_cast<std::uint8_t>(sign | f.max_finite);  // rounds to it, or saturates
+  }
+  if (a == 0.0) {
+    return sign;
+  }
+  const int min_exp = 1 - f.bias();  // of the smallest normal
+  int exp = 0;
+  (void)std::frexp(a, &exp);  // a = m * 2^exp, m in [0.5, 1)
+  exp = std::max(exp - 1, min_exp);
+  // The value in units of the last mantissa place at this exponent, rounded (exact scaling by 2^k).
+  const auto units = static_cast<std::uint32_t>(std::nearbyint(std::ldexp(a, f.mant_bits - exp)));
+  // Exponent field exp - min_exp + 1 and mantissa units - 2^M, or a subnormal's units (exp = min_exp,
+  // units < 2^M: field 0); a carry to 2^(M+1) lands on the next exponent by the same sum.
+  const std::uint32_t code = (static_cast<std::uint32_t>(exp - min_exp) << f.mant_bits) + units;
+  return static_cast<std::uint8_t>(sign | std::min<std::uint32_t>(code, f.max_finite));
+}
+
+}  // namespace
+
+std::uint8_t float_to_fp8_e4m3(float value) { return float_to_fp8(value, kE4m3); }
+float fp8_e4m3_to_float(std::uint8_t bits) { return fp8_to_float(bits, kE4m3); }
+std::uint8_t float_to_fp8_e5m2(float value) { return float_to_fp8(value, kE5m2); }
+float fp8_e5m2_to_float(std::uint8_t bits) { return fp8_to_float(bits, kE5m2); }
 
 }  // namespace ccbench

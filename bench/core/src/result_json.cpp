@@ -194,6 +194,9 @@ nlohmann::json case_to_json(const CaseResult& r) {
     j["rdma"] = rdma_to_json(*r.rdma);
     j["bw_peak_GBps"] = optional_json(r.bw_peak_GBps);
   }
+  if (!r.variant.empty()) {  // 1.5.0, --nccl-variants only
+    j["variant"] = r.variant;
+  }
   return j;
 }
 
@@ -257,6 +260,7 @@ CaseResult case_from_json(const nlohmann::json& j) {
     r.rdma = rdma_from_json(j.at("rdma"));
     r.bw_peak_GBps = optional_from<double>(j.value("bw_peak_GBps", nlohmann::json(nullptr)));
   }
+  r.variant = j.value("variant", std::string{});
   return r;
 }
 

@@ -14,15 +14,22 @@ struct DTypeRow {
 };
 
 constexpr std::array kDTypes{
-    DTypeRow{DType::Int8, "int8", 1, false},      DTypeRow{DType::Uint8, "uint8", 1, false},
-    DTypeRow{DType::Int32, "int32", 4, false},    DTypeRow{DType::Uint32, "uint32", 4, false},
-    DTypeRow{DType::Int64, "int64", 8, false},    DTypeRow{DType::Uint64, "uint64", 8, false},
-    DTypeRow{DType::Float16, "float16", 2, true}, DTypeRow{DType::Bfloat16, "bfloat16", 2, true},
-    DTypeRow{DType::Float32, "float32", 4, true}, DTypeRow{DType::Float64, "float64", 8, true},
+    DTypeRow{DType::Int8, "int8", 1, false},
+    DTypeRow{DType::Uint8, "uint8", 1, false},
+    DTypeRow{DType::Int32, "int32", 4, false},
+    DTypeRow{DType::Uint32, "uint32", 4, false},
+    DTypeRow{DType::Int64, "int64", 8, false},
+    DTypeRow{DType::Uint64, "uint64", 8, false},
+    DTypeRow{DType::Float16, "float16", 2, true},
+    DTypeRow{DType::Bfloat16, "bfloat16", 2, true},
+    DTypeRow{DType::Float32, "float32", 4, true},
+    DTypeRow{DType::Float64, "float64", 8, true},
+    DTypeRow{DType::Float8e4m3, "float8_e4m3", 1, true},
+    DTypeRow{DType::Float8e5m2, "float8_e5m2", 1, true},
 };
 
-// nccl-tests' spellings, accepted so habits carry over.
-constexpr std::array<std::pair<std::string_view, DType>, 9> kDTypeAliases{{
+// nccl-tests' spellings (and PyTorch's for FP8), accepted so habits carry over.
+constexpr std::array<std::pair<std::string_view, DType>, 14> kDTypeAliases{{
     {"char", DType::Int8},
     {"int", DType::Int32},
     {"half", DType::Float16},
@@ -32,6 +39,11 @@ constexpr std::array<std::pair<std::string_view, DType>, 9> kDTypeAliases{{
     {"fp32", DType::Float32},
     {"double", DType::Float64},
     {"fp64", DType::Float64},
+    {"f8e4m3", DType::Float8e4m3},
+    {"fp8_e4m3", DType::Float8e4m3},
+    {"float8_e4m3fn", DType::Float8e4m3},
+    {"f8e5m2", DType::Float8e5m2},
+    {"fp8_e5m2", DType::Float8e5m2},
 }};
 
 constexpr std::array kOps{ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg};
@@ -64,6 +76,7 @@ std::span<const ReduceOp> all_reduce_ops() { return kOps; }
 std::string_view name(DType type) { return row(type).name; }
 std::size_t size_of(DType type) { return row(type).size; }
 bool is_floating(DType type) { return row(type).floating; }
+bool is_fp8(DType type) { return type == DType::Float8e4m3 || type == DType::Float8e5m2; }
 
 std::string_view name(ReduceOp op) { return kOpNames[static_cast<std::size_t>(op)]; }
 

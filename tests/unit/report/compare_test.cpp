@@ -143,6 +143,31 @@ TEST(ReportCompare, DifferentTimingModesNeverMatch) {
   EXPECT_EQ(c.only_base.size(), base_run().doc.results.size());
 }
 
+// --nccl-variants: the ring rows of a run are their own rows, matched only with ring rows.
+TEST(ReportCompare, NcclVariantsAreSeparateRows) {
+  auto both = base_run();
+  const auto configured_count = both.doc.results.size();
+  for (std::size_t i = 0; i < configured_count; ++i) {
+    both.doc.results[i].variant = "configured";
+    auto ring = both.doc.results[i];
+    ring.variant = "ring";
+    both.doc.results.push_back(ring);
+  }
+  const auto itself = compare_runs({both}, {both}, {});
+  EXPECT_EQ(itself.rows.size(), 2 * configured_count);
+  EXPECT_TRUE(all_are(itself, Verdict::Same));
+  auto ring_only = both;
+  std::erase_if(ring_only.doc.results, [](const CaseResult& r) { return r.variant != "ring"; });
+  const auto c = compare_runs({both}, {ring_only}, {});
+  EXPECT_EQ(c.rows.size(), configured_count);
+  EXPECT_EQ(c.only_base.size(), configured_count);
+  for (const auto& row : c.rows) {
+    EXPECT_EQ(row.key.variant, "ring");
+  }
+  EXPECT_NE(describe(c.only_base.front()).find(" batch configured "), std::string::npos)
+      << describe(c.only_base.front());
+}
+
 TEST(ReportCompare, DifferentPeaksCompareAgainstSpec) {
   const auto a = read_result_file(kRuns / "allreduce-np2-peak20.json");
   const auto b = read_result_file(kRuns / "allreduce-np2-peak10.json");

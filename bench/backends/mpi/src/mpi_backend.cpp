@@ -70,6 +70,8 @@ MPI_Datatype mpi_type(DType t) {
       return MPI_DOUBLE;
     case DType::Float16:
     case DType::Bfloat16:
+    case DType::Float8e4m3:
+    case DType::Float8e5m2:
       break;
   }
   return MPI_DATATYPE_NULL;

@@ -137,6 +137,13 @@ std::string gpu_description(int device) {
   return std::string(properties.name) + " (" + pci_bus_id(device) + ")";
 }
 
+int compute_capability_major(int device) {
+  int major = 0;
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+             "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+  return major;
+}
+
 std::map<std::string, std::string> collect_versions(int device, int nccl_version) {
   std::map<std::string, std::string> versions;
   versions["nccl"] = nccl_detail::version_string(nccl_version);
@@ -224,6 +231,8 @@ class NcclBackend final : public Backend {
   std::map<std::string, std::string> m_versions;
   std::string m_bus_id;
   bool m_native_alltoall;
+  int m_nccl_version;
+  int m_sm_major;  // compute capability
   Stream m_stream;
   DeviceBuffer m_send_alloc;
   DeviceBuffer m_recv_alloc;
@@ -252,6 +261,8 @@ NcclBackend::NcclBackend(const Setup& setup)
     : m_versions(collect_versions(setup.device, setup.nccl_version)),
       m_bus_id(pci_bus_id(setup.device)),
       m_native_alltoall(nccl_detail::use_native_alltoall(setup.nccl_version)),
+      m_nccl_version(setup.nccl_version),
+      m_sm_major(compute_capability_major(setup.device)),
       m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s),
       m_timer(m_comm, m_stream.get(), m_what) {}
 
@@ -266,6 +277,14 @@ Support NcclBackend::supports(const CaseSpec& spec) const {
   if (!nccl_detail::to_nccl(spec.dtype)) {
     return unsupported("NCCL " + m_versions.at("nccl") + " as built has no " + std::string(ccbench::name(spec.dtype)) +
                        " type");
+  }
+  if (is_fp8(spec.dtype) && !nccl_detail::has_fp8(m_nccl_version)) {
+    return unsupported("the NCCL library loaded (" + m_versions.at("nccl") + ") has no " +
+                       std::string(ccbench::name(spec.dtype)) + " type (NCCL 2.24 and newer)");
+  }
+  if (is_fp8(spec.dtype) && coll.has_reduce_op && !nccl_detail::fp8_reduces_on(m_sm_major)) {
+    return unsupported("NCCL reduces " + std::string(ccbench::name(spec.dtype)) +
+                       " on compute capability 9.0 and newer only; this GPU is " + std::to_string(m_sm_major) + ".x");
   }
   if (coll.has_reduce_op && !nccl_detail::to_nccl(spec.op)) {
     return unsupported("NCCL has no " + std::string(ccbench::name(spec.op)) + " reduction");

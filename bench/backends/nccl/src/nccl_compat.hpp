@@ -86,9 +86,28 @@ inline std::optional<ncclDataType_t> to_nccl(DType type) {
       return ncclFloat32;
     case DType::Float64:
       return ncclFloat64;
+    case DType::Float8e4m3:  // 2.24 and newer (reductions on sm_90 and newer only: fp8_reduces_on)
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+      return ncclFloat8e4m3;
+#else
+      return std::nullopt;
+#endif
+    case DType::Float8e5m2:
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+      return ncclFloat8e5m2;
+#else
+      return std::nullopt;
+#endif
   }
   return std::nullopt;
 }
+
+/// FP8 appeared in 2.24: a library older than that, loaded at run time, rejects the type.
+inline constexpr int kFp8Since = version_code(2, 24, 0);
+constexpr bool has_fp8(int runtime_version) { return runtime_version >= kFp8Since; }
+
+/// NCCL reduces FP8 on compute capability 9.0 and newer only (it moves it anywhere).
+constexpr bool fp8_reduces_on(int compute_capability_major) { return compute_capability_major >= 9; }
 
 /// The NCCL reduction of `op` (ncclAvg exists since 2.10, below our minimum).
 inline std::optional<ncclRedOp_t> to_nccl(ReduceOp op) {

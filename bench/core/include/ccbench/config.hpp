@@ -71,7 +71,8 @@ struct RunConfig {
   std::string label;
   bool keep_samples = false;
   std::optional<double> peak_GBps;
-  RdmaOptions rdma;  // ib_write_bw / ib_write_lat only
+  bool nccl_variants = false;  // --nccl-variants: the sweep as configured, then again with NCCL_ALGO=Ring
+  RdmaOptions rdma;            // ib_write_bw / ib_write_lat only
   std::vector<std::string> argv;
 };
 

@@ -37,5 +37,11 @@ std::uint16_t float_to_half(float value);
 float half_to_float(std::uint16_t bits);
 std::uint16_t float_to_bfloat16(float value);
 float bfloat16_to_float(std::uint16_t bits);
+/// OCP FP8 E4M3 / E5M2 from/to float (round to nearest even, saturating to the largest finite value as
+/// CUDA's __NV_SATFINITE conversion does; NaN is 0x7f).
+std::uint8_t float_to_fp8_e4m3(float value);
+float fp8_e4m3_to_float(std::uint8_t bits);
+std::uint8_t float_to_fp8_e5m2(float value);
+float fp8_e5m2_to_float(std::uint8_t bits);
 
 }  // namespace ccbench

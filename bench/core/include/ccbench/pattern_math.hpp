@@ -25,12 +25,18 @@ struct Params {
   std::uint64_t count = 0;  // nccl-tests' count
   int nranks = 1;
   int rank = 0;
+  // FP8 (3 or 2 mantissa bits): every value an integer in [-8, 8], which both formats hold exactly, and
+  // sums with one contribution per element, so a partial sum in any order NCCL adds them is exact too.
+  bool narrow = false;
 };
 
 /// Input element `index` of `rank`.
 CCBENCH_HD inline std::int64_t input(const Params& p, int rank, std::uint64_t index) {
   const auto r = static_cast<std::uint64_t>(rank);
   if (!p.reduces) {
+    if (p.narrow) {
+      return static_cast<std::int64_t>((r * 5 + index) % 17) - 8;
+    }
     return static_cast<std::int64_t>((r * 17 + index) % 97);  // tells ranks and positions apart
   }
   switch (p.op) {
@@ -40,9 +46,13 @@ CCBENCH_HD inline std::int64_t input(const Params& p, int rank, std::uint64_t in
       return static_cast<std::int64_t>(1 + index % 4);
     case ReduceOp::Max:
     case ReduceOp::Min:
-      return static_cast<std::int64_t>((r * 3 + index) % 11);
+      return static_cast<std::int64_t>((r * 3 + index) % (p.narrow ? 9U : 11U));
     case ReduceOp::Sum:
       break;
+  }
+  if (p.narrow) {  // one rank holds 1..8, the others 0: every partial sum is 0 or that value
+    const auto n = static_cast<std::uint64_t>(p.nranks);
+    return index % n == r ? static_cast<std::int64_t>(1 + (index / n) % 8) : 0;
   }
   return static_cast<std::int64_t>(1 + (r + index) % 3);  // sum <= 3n: exact in bf16 to n = 85
 }

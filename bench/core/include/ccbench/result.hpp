@@ -18,7 +18,7 @@ inline constexpr std::string_view kSchemaName = "ccbench.result";
 // 1.1: group_id, group_ranks, group_hosts, topology; 1.2: environment.binding;
 // 1.3: ib_write_bw / ib_write_lat (backend verbs, rdma, bw_peak_GBps), time.p999_us;
 // 1.4: copy_bench (op copy, backend cuda, group copy), timing graph
-inline constexpr std::string_view kSchemaVersion = "1.4.0";
+inline constexpr std::string_view kSchemaVersion = "1.5.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 enum class StopReason { FixedIters, TargetCi, TimeBudget, MaxSamples };
@@ -57,6 +57,7 @@ struct CaseResult {
   double elapsed_s = 0.0;
   std::optional<RdmaInfo> rdma;        // ib_write_*: the pair and its settings (schema 1.3)
   std::optional<double> bw_peak_GBps;  // ib_write_bw: S over the fastest sample, perftest's "BW peak"
+  std::string variant;                 // --nccl-variants: "configured" or "ring"; empty otherwise (schema 1.5)
 };
 
 struct RunInfo {

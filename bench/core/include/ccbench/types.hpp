@@ -19,6 +19,8 @@ enum class DType {
   Bfloat16,
   Float32,
   Float64,
+  Float8e4m3,  // OCP FP8 E4M3 (no infinity, largest 448): NCCL's ncclFloat8e4m3, CUDA's __nv_fp8_e4m3
+  Float8e5m2,  // OCP FP8 E5M2 (IEEE-like, largest 57344): ncclFloat8e5m2, __nv_fp8_e5m2
 };
 
 enum class ReduceOp { Sum, Prod, Max, Min, Avg };
@@ -30,8 +32,10 @@ std::string_view name(DType type);
 std::string_view name(ReduceOp op);
 std::size_t size_of(DType type);
 bool is_floating(DType type);
+/// The 8-bit floating types (their patterns stay within the integers they hold exactly).
+bool is_fp8(DType type);
 
-/// Accepts our names and nccl-tests' aliases (float, half, bf16, int, ...).
+/// Accepts our names and nccl-tests' aliases (float, half, bf16, int, f8e4m3, ...).
 std::optional<DType> parse_dtype(std::string_view text);
 std::optional<ReduceOp> parse_reduce_op(std::string_view text);
 

@@ -13,6 +13,7 @@ struct RowKey {
   std::string benchmark;
   std::string backend;
   std::string timing;
+  std::string variant;  // --nccl-variants: "configured" | "ring"; "" otherwise
   std::string op;
   std::string dtype;
   std::string redop;  // "" where the op has none
@@ -28,7 +29,8 @@ struct RowKey {
 RowKey key_of(const CaseResult& result);
 /// "out-of-place" | "in-place".
 std::string_view placement_name(bool in_place);
-/// "allreduce_bench mpi batch float32 sum world(4) 1 MiB out-of-place" (for listings).
+/// "allreduce_bench mpi batch float32 sum world(4) 1 MiB out-of-place" (for listings; "nccl batch ring ..."
+/// for a --nccl-variants row).
 std::string describe(const RowKey& key);
 
 }  // namespace ccbench::report
