@@ -61,6 +61,10 @@ stage "unit tests and the reader's fuzzing under -fsanitize=address,undefined ($
 # once for both. -O0 with line tables only: ASan's stacks keep file:line. Measured on this 2-core box: the
 # unit targets and the fuzz target build in 274 s; gcc at -O0 took 342 s for the unit targets alone, at -O1
 # 566 s, and the fuzz target's own configuration another 120 s.
+# A folder configured by an older script with gcc keeps gcc whatever CXX says: start it again.
+if [ -f "$CCBENCH_BUILD-asan/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang' "$CCBENCH_BUILD-asan/CMakeCache.txt"; then
+  rm -rf "$CCBENCH_BUILD-asan"
+fi
 CXX=clang++ ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH_NCCL=OFF -DCCBENCH_BUILD_PERF=OFF \
   -DCCBENCH_FUZZ=ON -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O0 -gline-tables-only -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \

@@ -113,8 +113,9 @@ void check_unique_rows(const LoadedRun& run, const std::string& name) {
   for (std::size_t i = 0; i < run.doc.results.size(); ++i) {
     const auto [it, added] = seen.emplace(key_of(run.doc.results[i]), i);
     if (!added) {
-      throw InputError(name, fmt::format("/results/{}", i),
-                       fmt::format("repeats /results/{} (same op, dtype, group, size and placement)", it->second));
+      throw InputError(
+          name, fmt::format("/results/{}", i),
+          fmt::format("repeats /results/{} (same op, dtype, group, size, placement and variant)", it->second));
     }
   }
 }

@@ -113,7 +113,7 @@ std::string section_heading(const Section& s) {
       members.empty() ? "" : " (" + printable(members) + ")", printable(s.run->path), s.run->schema_version,
       printable(doc.run.tool_version), printable(doc.run.git_revision), doc.run.started_utc, printable(doc.run.id),
       first.ranks, first.nodes, hosts_of(*s.run), s.key.backend, printable(libs), s.key.timing,
-      s.key.variant.empty() ? "" : "; --nccl-variants: " + printable(s.key.variant), printable(first.clock));
+      first.variant.empty() ? "" : "; --nccl-variants: " + printable(first.variant), printable(first.clock));
 }
 
 /// One row per size, out-of-place and in-place side by side (nccl-tests' layout).
@@ -207,7 +207,7 @@ nlohmann::ordered_json flat_row(const LoadedRun& run, const CaseResult& r) {
       {"benchmark", key.benchmark},
       {"backend", key.backend},
       {"timing", key.timing},
-      {"variant", key.variant},
+      {"variant", r.variant},
       {"op", key.op},
       {"dtype", key.dtype},
       {"redop", key.redop},

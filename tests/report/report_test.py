@@ -142,7 +142,7 @@ def malformed_cases(base_text):
         ("newer_minor_unknown_key", edited(lambda d: (d.update({"schema_version": "1.9.0", "extra": 1}))),
          "/extra: unknown key (not in the schema) (the file is schema 1.9.0, newer than this reader's"),
         ("duplicate_row", edited(lambda d: d["results"].append(copy.deepcopy(d["results"][0]))),
-         "repeats /results/0 (same op, dtype, group, size and placement)"),
+         "repeats /results/0 (same op, dtype, group, size, placement and variant)"),
         ("number_overflow", base_text.replace('"bus_factor": 1.5', '"bus_factor": 1.5E99999', 1),
          "not valid JSON: number overflow parsing '1.5E99999'"),
         ("deep_nesting", "[" * 100000 + "]" * 100000, "nested deeper than 64 levels"),

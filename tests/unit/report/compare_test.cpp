@@ -143,7 +143,8 @@ TEST(ReportCompare, DifferentTimingModesNeverMatch) {
   EXPECT_EQ(c.only_base.size(), base_run().doc.results.size());
 }
 
-// --nccl-variants: the ring rows of a run are their own rows, matched only with ring rows.
+// --nccl-variants: the ring rows of a run are their own rows, matched only with ring rows; the configured
+// rows are what a plain run measures.
 TEST(ReportCompare, NcclVariantsAreSeparateRows) {
   auto both = base_run();
   const auto configured_count = both.doc.results.size();
@@ -164,8 +165,13 @@ TEST(ReportCompare, NcclVariantsAreSeparateRows) {
   for (const auto& row : c.rows) {
     EXPECT_EQ(row.key.variant, "ring");
   }
-  EXPECT_NE(describe(c.only_base.front()).find(" batch configured "), std::string::npos)
-      << describe(c.only_base.front());
+  EXPECT_NE(describe(c.rows.front().key).find(" batch ring "), std::string::npos) << describe(c.rows.front().key);
+  // A plain baseline is compared with the configured sweep; the ring rows are the candidate's own.
+  const auto plain = compare_runs({base_run()}, {both}, {});
+  EXPECT_EQ(plain.rows.size(), configured_count);
+  EXPECT_TRUE(all_are(plain, Verdict::Same));
+  EXPECT_EQ(plain.only_cand.size(), configured_count);
+  EXPECT_TRUE(plain.only_base.empty());
 }
 
 TEST(ReportCompare, DifferentPeaksCompareAgainstSpec) {

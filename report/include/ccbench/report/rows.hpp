@@ -13,7 +13,7 @@ struct RowKey {
   std::string benchmark;
   std::string backend;
   std::string timing;
-  std::string variant;  // --nccl-variants: "configured" | "ring"; "" otherwise
+  std::string variant;  // --nccl-variants: "ring"; "" otherwise (its "configured" rows are plain rows)
   std::string op;
   std::string dtype;
   std::string redop;  // "" where the op has none
