@@ -14,39 +14,28 @@ std::int64_t expected_output(const CaseSpec& spec, int nranks, int rank, std::ui
   return pattern_math::expected(pattern_params(spec, nranks, rank), index);
 }
 
+// float16, bfloat16 and FP8 are stored as their bits, from the host's conversion of the value.
+template <typename Bits, Bits (*Convert)(float)>
+struct Converted {
+  Bits bits;
+};
+using Half = Converted<std::uint16_t, float_to_half>;
+using Bfloat16 = Converted<std::uint16_t, float_to_bfloat16>;
+using Fp8E4m3 = Converted<std::uint8_t, float_to_fp8_e4m3>;
+using Fp8E5m2 = Converted<std::uint8_t, float_to_fp8_e5m2>;
+
+template <typename T>
+struct Element {
+  static T of(std::int64_t v) { return static_cast<T>(v); }
+};
+template <typename Bits, Bits (*Convert)(float)>
+struct Element<Converted<Bits, Convert>> {
+  static Converted<Bits, Convert> of(std::int64_t v) { return {Convert(static_cast<float>(v))}; }
+};
+
 template <typename T>
 T to_element(std::int64_t v) {
-  return static_cast<T>(v);
-}
-
-// float16 / bfloat16 are stored as their bits.
-struct Half {
-  std::uint16_t bits;
-};
-struct Bfloat16 {
-  std::uint16_t bits;
-};
-template <>
-Half to_element<Half>(std::int64_t v) {
-  return Half{float_to_half(static_cast<float>(v))};
-}
-template <>
-Bfloat16 to_element<Bfloat16>(std::int64_t v) {
-  return Bfloat16{float_to_bfloat16(static_cast<float>(v))};
-}
-struct Fp8E4m3 {
-  std::uint8_t bits;
-};
-struct Fp8E5m2 {
-  std::uint8_t bits;
-};
-template <>
-Fp8E4m3 to_element<Fp8E4m3>(std::int64_t v) {
-  return Fp8E4m3{float_to_fp8_e4m3(static_cast<float>(v))};
-}
-template <>
-Fp8E5m2 to_element<Fp8E5m2>(std::int64_t v) {
-  return Fp8E5m2{float_to_fp8_e5m2(static_cast<float>(v))};
+  return Element<T>::of(v);
 }
 
 template <typename T>
