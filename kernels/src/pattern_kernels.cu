@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "ccbench/dtype_dispatch.hpp"
 #include "ccbench/kernels.hpp"
 
 namespace ccbench::kernels {
@@ -107,36 +108,14 @@ cudaError_t wrong_typed(const pattern_math::Params& p, const void* data, std::ui
   return cudaGetLastError();
 }
 
-template <template <typename> class Fn, typename... Args>
-cudaError_t dispatch(DType type, Args... args) {
-  switch (type) {
-    case DType::Int8:
-      return Fn<std::int8_t>{}(args...);
-    case DType::Uint8:
-      return Fn<std::uint8_t>{}(args...);
-    case DType::Int32:
-      return Fn<std::int32_t>{}(args...);
-    case DType::Uint32:
-      return Fn<std::uint32_t>{}(args...);
-    case DType::Int64:
-      return Fn<std::int64_t>{}(args...);
-    case DType::Uint64:
-      return Fn<std::uint64_t>{}(args...);
-    case DType::Float16:
-      return Fn<__half>{}(args...);
-    case DType::Bfloat16:
-      return Fn<__nv_bfloat16>{}(args...);
-    case DType::Float32:
-      return Fn<float>{}(args...);
-    case DType::Float64:
-      return Fn<double>{}(args...);
-    case DType::Float8e4m3:
-      return Fn<__nv_fp8_e4m3>{}(args...);
-    case DType::Float8e5m2:
-      return Fn<__nv_fp8_e5m2>{}(args...);
-  }
-  return cudaErrorInvalidValue;
-}
+// CUDA's element types where they are not plain C++ ones.
+struct DeviceTypes {
+  using Float16 = __half;
+  using Bfloat16 = __nv_bfloat16;
+  using Float8e4m3 = __nv_fp8_e4m3;
+  using Float8e5m2 = __nv_fp8_e5m2;
+};
+constexpr auto kUnknownType = [] { return cudaErrorInvalidValue; };
 
 template <typename T>
 struct Fill {
@@ -159,7 +138,7 @@ cudaError_t fill_input(const pattern_math::Params& p, DType dtype, void* data, s
   if (elements == 0) {
     return cudaSuccess;
   }
-  return dispatch<Fill>(dtype, p, data, elements, stream);
+  return dispatch_dtype<Fill, DeviceTypes>(dtype, kUnknownType, p, data, elements, stream);
 }
 
 cudaError_t count_wrong(const pattern_math::Params& p, DType dtype, const void* output, std::uint64_t elements,
@@ -170,7 +149,7 @@ cudaError_t count_wrong(const pattern_math::Params& p, DType dtype, const void* 
   if (elements == 0) {
     return cudaSuccess;
   }
-  return dispatch<Wrong>(dtype, p, output, elements, device_count, stream);
+  return dispatch_dtype<Wrong, DeviceTypes>(dtype, kUnknownType, p, output, elements, device_count, stream);
 }
 
 }  // namespace ccbench::kernels

@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "ccbench/dtype_dispatch.hpp"
+
 namespace ccbench {
 namespace {
 
@@ -19,10 +21,6 @@ template <typename Bits, Bits (*Convert)(float)>
 struct Converted {
   Bits bits;
 };
-using Half = Converted<std::uint16_t, float_to_half>;
-using Bfloat16 = Converted<std::uint16_t, float_to_bfloat16>;
-using Fp8E4m3 = Converted<std::uint8_t, float_to_fp8_e4m3>;
-using Fp8E5m2 = Converted<std::uint8_t, float_to_fp8_e5m2>;
 
 template <typename T>
 struct Element {
@@ -71,36 +69,13 @@ std::uint64_t wrong_typed(const CaseSpec& spec, int nranks, int rank, const void
   return wrong;
 }
 
-template <template <typename> class Fn, typename... Args>
-auto dispatch(DType type, Args&&... args) {
-  switch (type) {
-    case DType::Int8:
-      return Fn<std::int8_t>{}(args...);
-    case DType::Uint8:
-      return Fn<std::uint8_t>{}(args...);
-    case DType::Int32:
-      return Fn<std::int32_t>{}(args...);
-    case DType::Uint32:
-      return Fn<std::uint32_t>{}(args...);
-    case DType::Int64:
-      return Fn<std::int64_t>{}(args...);
-    case DType::Uint64:
-      return Fn<std::uint64_t>{}(args...);
-    case DType::Float16:
-      return Fn<Half>{}(args...);
-    case DType::Bfloat16:
-      return Fn<Bfloat16>{}(args...);
-    case DType::Float32:
-      return Fn<float>{}(args...);
-    case DType::Float64:
-      return Fn<double>{}(args...);
-    case DType::Float8e4m3:
-      return Fn<Fp8E4m3>{}(args...);
-    case DType::Float8e5m2:
-      return Fn<Fp8E5m2>{}(args...);
-  }
-  return Fn<float>{}(args...);
-}
+// The host's element types where they are not plain C++ ones.
+struct HostTypes {
+  using Float16 = Converted<std::uint16_t, float_to_half>;
+  using Bfloat16 = Converted<std::uint16_t, float_to_bfloat16>;
+  using Float8e4m3 = Converted<std::uint8_t, float_to_fp8_e4m3>;
+  using Float8e5m2 = Converted<std::uint8_t, float_to_fp8_e5m2>;
+};
 
 template <typename T>
 struct Fill {
@@ -131,18 +106,22 @@ bool has_checked_output(const CaseSpec& spec, int rank) {
 }
 
 void fill_input(const CaseSpec& spec, int nranks, int rank, void* data) {
-  dispatch<Fill>(spec.dtype, spec, nranks, rank, data);
+  dispatch_dtype<Fill, HostTypes>(
+      spec.dtype, [] {}, spec, nranks, rank, data);
 }
 
 void fill_expected(const CaseSpec& spec, int nranks, int rank, void* output) {
-  dispatch<Expected>(spec.dtype, spec, nranks, rank, output);
+  dispatch_dtype<Expected, HostTypes>(
+      spec.dtype, [] {}, spec, nranks, rank, output);
 }
 
 std::uint64_t count_wrong(const CaseSpec& spec, int nranks, int rank, const void* output) {
   if (!has_checked_output(spec, rank)) {
     return 0;
   }
-  return dispatch<Wrong>(spec.dtype, spec, nranks, rank, output);
+  // A value outside the enum: every element counts as wrong.
+  return dispatch_dtype<Wrong, HostTypes>(
+      spec.dtype, [&] { return elements(info(spec.collective).recv, spec.count, nranks); }, spec, nranks, rank, output);
 }
 
 std::uint16_t float_to_half(float value) {
