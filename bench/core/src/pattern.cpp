@@ -32,16 +32,11 @@ struct Element<Converted<Bits, Convert>> {
 };
 
 template <typename T>
-T to_element(std::int64_t v) {
-  return Element<T>::of(v);
-}
-
-template <typename T>
 void fill_typed(const CaseSpec& spec, int nranks, int rank, void* data) {
   const std::uint64_t n = elements(info(spec.collective).send, spec.count, nranks);
   auto* out = static_cast<T*>(data);
   for (std::uint64_t i = 0; i < n; ++i) {
-    out[i] = to_element<T>(pattern_input(spec, nranks, rank, i));
+    out[i] = Element<T>::of(pattern_input(spec, nranks, rank, i));
   }
 }
 
@@ -50,7 +45,7 @@ void expected_typed(const CaseSpec& spec, int nranks, int rank, void* data) {
   const std::uint64_t n = elements(info(spec.collective).recv, spec.count, nranks);
   auto* out = static_cast<T*>(data);
   for (std::uint64_t i = 0; i < n; ++i) {
-    out[i] = to_element<T>(expected_output(spec, nranks, rank, i));
+    out[i] = Element<T>::of(expected_output(spec, nranks, rank, i));
   }
 }
 
@@ -60,7 +55,7 @@ std::uint64_t wrong_typed(const CaseSpec& spec, int nranks, int rank, const void
   const auto* bytes = static_cast<const unsigned char*>(output);
   std::uint64_t wrong = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    const T want = to_element<T>(expected_output(spec, nranks, rank, i));
+    const T want = Element<T>::of(expected_output(spec, nranks, rank, i));
     // Bitwise on purpose: patterns are exact, so a right value has exactly these bits (+0 only,
     // no NaN), and half/bfloat16 are compared as stored.
     // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
