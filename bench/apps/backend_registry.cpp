@@ -33,13 +33,13 @@ std::unique_ptr<Backend> make_verbs(Group& group, const RunConfig& config, int w
 #endif
 }
 
-std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, double timeout_s) {
+std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, const RunConfig& config) {
 #if CCBENCH_HAVE_NCCL
-  return make_nccl_backend(group, placement.local_rank, placement.local_size, timeout_s);
+  return make_nccl_backend(group, placement.local_rank, placement.local_size, config.timeout_s, config.check);
 #else
   (void)group;
   (void)placement;
-  (void)timeout_s;
+  (void)config;
   throw UsageError("--backend nccl: this build has no NCCL backend; reconfigure with -DCCBENCH_NCCL=ON");
 #endif
 }
@@ -51,15 +51,15 @@ std::unique_ptr<Backend> make_rdma_backend(Group& pair, const RunConfig& config,
   return make_verbs(pair, config, world_rank, host);
 }
 
-int visible_gpus() {
+GpuProbe probe_gpus() {
 #if CCBENCH_HAVE_NCCL
-  return visible_cuda_devices();
+  return read_cuda_answer(cuda_answer());
 #else
-  return 0;
+  return {};
 #endif
 }
 
-void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, int gpus) {
+void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, const GpuProbe& gpus) {
   if (choice == BackendChoice::Verbs && !kVerbsBuilt) {
     throw UsageError(std::string{kNoVerbs});
   }
@@ -69,30 +69,42 @@ void check_can_run(BackendChoice choice, RankPlacement placement, const std::str
   if (!kNcclBuilt) {
     throw UsageError("--backend nccl: this build has no NCCL backend; reconfigure with -DCCBENCH_NCCL=ON");
   }
-  if (gpus == 0) {
+  if (!gpus.problem.empty()) {
+    throw UsageError(fmt::format("--backend nccl: CUDA cannot start on {}: {}", host, gpus.problem));
+  }
+  if (gpus.count == 0) {
     throw UsageError("--backend nccl: no CUDA GPU is visible on " + host +
                      "; use --backend mpi for host memory, or check the driver and CUDA_VISIBLE_DEVICES");
   }
-  if (placement.local_size > gpus) {
+  if (placement.local_size > gpus.count) {
     throw UsageError(
         fmt::format("--backend nccl: {} ranks on {} but {} GPU(s) visible; start at most {} "
                     "rank(s) per node (one rank per GPU)",
-                    placement.local_size, host, gpus, gpus));
+                    placement.local_size, host, gpus.count, gpus.count));
   }
 }
 
-BackendChoice resolve_backend(BackendChoice requested) {
+BackendResolution resolve_backend(BackendChoice requested, const GpuProbe& gpus) {
   if (requested != BackendChoice::Auto) {
-    return requested;
+    return {requested, {}};
   }
-  return kNcclBuilt && visible_gpus() > 0 ? BackendChoice::Nccl : BackendChoice::Mpi;
+  if (!kNcclBuilt) {
+    return {BackendChoice::Mpi, "--backend auto chose mpi: this build has no NCCL backend"};
+  }
+  if (!gpus.problem.empty()) {
+    return {BackendChoice::Mpi, "--backend auto chose mpi because CUDA cannot start: " + gpus.problem};
+  }
+  if (gpus.count == 0) {
+    return {BackendChoice::Mpi, "--backend auto chose mpi: no CUDA GPU is visible"};
+  }
+  return {BackendChoice::Nccl, fmt::format("--backend auto chose nccl: {} CUDA GPU(s) visible", gpus.count)};
 }
 
 std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,
                                       const RunConfig& config, int world_rank, const std::string& host) {
   switch (choice) {
     case BackendChoice::Nccl:
-      return make_nccl(group, placement, config.timeout_s);
+      return make_nccl(group, placement, config);
     case BackendChoice::Verbs:
       return make_verbs(group, config, world_rank, host);
     case BackendChoice::Mpi:

@@ -6,6 +6,7 @@
 
 #include "ccbench/backend.hpp"
 #include "ccbench/config.hpp"
+#include "ccbench/gpu_probe.hpp"
 #include "ccbench/mpi/mpi_group.hpp"
 
 namespace ccbench {
@@ -15,15 +16,22 @@ struct RankPlacement {
   int local_size = 1;
 };
 
-/// `auto` -> nccl when NCCL was built and a CUDA device is visible, else mpi.
-BackendChoice resolve_backend(BackendChoice requested);
+/// The backend a run uses, and for `auto` why (for the table header and the result's environment).
+struct BackendResolution {
+  BackendChoice choice = BackendChoice::Mpi;
+  std::string why;  // empty unless --backend auto
+};
 
-/// CUDA devices this process sees (0 without NCCL support, a driver or a device).
-int visible_gpus();
+/// `auto` -> nccl when NCCL was built and a CUDA device is visible, else mpi; `why` says which case,
+/// with CUDA's error when CUDA could not start.
+BackendResolution resolve_backend(BackendChoice requested, const GpuProbe& gpus);
+
+/// This process's CUDA devices (none without NCCL support), or why CUDA cannot start.
+GpuProbe probe_gpus();
 
 /// Local checks (no communication): throws UsageError when the backend was not built or cannot
-/// run on this host with `gpus` visible (none, or more ranks on the host than GPUs).
-void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, int gpus);
+/// run on this host with `gpus` (CUDA cannot start, no GPU, or more ranks on the host than GPUs).
+void check_can_run(BackendChoice choice, RankPlacement placement, const std::string& host, const GpuProbe& gpus);
 
 /// The verbs backend over any two-rank group (the standalone pair's TCP group too). Throws UsageError
 /// when this build has none.

@@ -102,15 +102,15 @@ std::string default_result_path(const CollectiveInfo& coll, const std::string& h
   return fmt::format("results/{}-{}-{}.json", coll.bench, host, utc_now_compact());
 }
 
-Membership join_group(const RunConfig& config, BackendChoice choice, MpiGroup& world, const Layout& layout,
-                      const std::vector<GroupPlan>& groups, std::string_view program) {
+Membership join_group(const RunConfig& config, BackendChoice choice, const GpuProbe& gpus, MpiGroup& world,
+                      const Layout& layout, const std::vector<GroupPlan>& groups, std::string_view program) {
   Membership m;
   m.plan = group_of(groups, world.rank());
   const auto& ranks = m.plan != nullptr ? m.plan->ranks : std::vector<int>{};
   const auto key = std::find(ranks.begin(), ranks.end(), world.rank()) - ranks.begin();
   std::unique_ptr<MpiGroup> split = world.split(m.plan != nullptr ? m.plan->color : -1, static_cast<int>(key));
   agreed(world, program, [&] {  // local checks first, so no rank enters set-up alone
-    check_can_run(choice, layout.placement, local_hostname(), visible_gpus());
+    check_can_run(choice, layout.placement, local_hostname(), gpus);
     return true;
   });
   m.backend = agreed(world, program, [&]() -> std::unique_ptr<Backend> {
@@ -246,22 +246,28 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   guard.begin("set-up: gathering every host's topology");
   in.topology = gather_topology(world, layout.hosts, layout.placement.local_rank);
   in.variables = communication_variables(environ);  // as the user set them, before --bind adds NCCL_IB_HCA
-  const BackendChoice choice = resolve_backend(in.config.backend);
+  // CUDA is asked only where a GPU may be used: starting its runtime costs time on a GPU node.
+  const bool may_use_gpu = in.config.backend == BackendChoice::Auto || in.config.backend == BackendChoice::Nccl;
+  const GpuProbe gpus = may_use_gpu ? probe_gpus() : GpuProbe{};
+  const BackendResolution resolved = resolve_backend(in.config.backend, gpus);
+  const BackendChoice choice = resolved.choice;
+  in.backend_choice = resolved.why;
   agreed(world, coll.bench, [&] {
     if (in.config.nccl_variants && choice != BackendChoice::Nccl) {
       throw UsageError(
-          fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs the NCCL backend, and "
-                      "--backend auto chose {} here (no GPU visible)",
-                      name(choice)));
+          fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs the NCCL backend, and {}", resolved.why));
     }
     return true;
   });
+  if (world.rank() == 0 && in.config.backend == BackendChoice::Auto && !gpus.problem.empty()) {
+    fmt::print(stderr, "{}: warning: {}\n", coll.bench, resolved.why);
+  }
   const std::size_t host = host_of(layout, world.rank());
   BindingRecord binding =
       bind_rank(in.config.bind, in.topology[host], binding_inputs(layout.placement, choice));  // before the backend
   guard.begin("set-up: creating the groups and their communicators");
   const auto join = [&, choice](const RunConfig& config, const std::vector<GroupPlan>& groups) {
-    return launch.mpi != nullptr ? join_group(config, choice, *launch.mpi, layout, groups, coll.bench)
+    return launch.mpi != nullptr ? join_group(config, choice, gpus, *launch.mpi, layout, groups, coll.bench)
                                  : join_pair(config, world, groups, coll.bench);
   };
   Membership member = join(in.config, in.rounds.empty() ? in.groups : in.rounds.front());

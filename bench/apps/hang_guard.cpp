@@ -4,9 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <future>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <thread>
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
@@ -18,6 +22,8 @@ namespace {
 // loaded machine. Both waits keep the whole exit within --timeout + 10 s.
 constexpr double kRollCallWait_s = 2.0;
 constexpr double kNoticeWait_s = 2.0;
+// ncclCommAbort returns within milliseconds unless NCCL itself is stuck; the job ends either way.
+constexpr auto kAbandonWait = std::chrono::seconds(2);
 
 // What the others wait in, when not in the reporter's op.
 std::string elsewhere(const Hang& h, const RollCall& roll) {
@@ -111,6 +117,29 @@ void HangGuard::set_recorder(Recorder recorder) {
   m_recorder = std::move(recorder);
 }
 
+void HangGuard::set_abandon(std::function<void()> abandon) {
+  const std::lock_guard lock(m_mutex);
+  m_abandon = std::move(abandon);
+}
+
+void HangGuard::abandon_backend() {
+  std::function<void()> abandon;
+  {
+    const std::lock_guard lock(m_mutex);
+    abandon = m_abandon;
+  }
+  if (!abandon) {
+    return;
+  }
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  std::thread([abandon = std::move(abandon), done] {
+    abandon();
+    done->set_value();
+  }).detach();
+  (void)finished.wait_for(kAbandonWait);
+}
+
 void HangGuard::record(const Hang& hang) {
   const std::lock_guard lock(m_mutex);
   if (m_recorder) {
@@ -142,6 +171,7 @@ void HangGuard::expired(const std::string& activity, double waited_s) {
   } else if (m_roll.has_peers()) {
     (void)m_roll.notify(0, to_text(h), kNoticeWait_s);
   }
+  abandon_backend();  // as nccl-tests' -T: ncclCommAbort stops what this rank is blocked in
   m_end_job(kExitTimeout);
   std::_Exit(kExitTimeout);  // an end_job that returned
 }

@@ -52,17 +52,22 @@ class HangGuard {
   /// On world rank 0: records a hang (this rank's or one another rank reports) and returns once
   /// it is written. Pass an empty function to stop recording.
   void set_recorder(Recorder recorder);
+  /// What stops the backend's library when the job is ended for a hang (Backend::abandon); run from the
+  /// watchdog's thread, waited for at most a few seconds. Pass an empty function before the backend goes.
+  void set_abandon(std::function<void()> abandon);
 
  private:
   void expired(const std::string& activity, double waited_s);
   void record(const Hang& hang);
+  void abandon_backend();
 
   int m_rank;
   std::string m_program;
   EndJob m_end_job;
   RollCall m_roll;
-  std::mutex m_mutex;  // m_recorder
+  std::mutex m_mutex;  // m_recorder, m_abandon
   Recorder m_recorder;
+  std::function<void()> m_abandon;
   Watchdog m_watchdog;  // last: its thread may call expired() as soon as it exists
 };
 

@@ -26,12 +26,26 @@ Session::Session(SessionInputs inputs, Group& world, Membership membership, Hang
   if (is_writer()) {
     m_guard.set_recorder([this](const Hang& h) { record_hang(h); });
   }
+  watch_backend();
 }
 
 Session::~Session() {
+  m_guard.set_abandon({});
   if (is_writer()) {
     m_guard.set_recorder({});
   }
+}
+
+void Session::watch_backend() {
+  Backend* backend = m_member.backend.get();
+  m_guard.set_abandon(backend == nullptr ? std::function<void()>{} : [backend] { backend->abandon(); });
+}
+
+void Session::rejoin(const std::vector<GroupPlan>& groups) {
+  m_guard.set_abandon({});
+  m_member = Membership{};  // the last communicators or queue pairs go first
+  m_member = m_join_round(groups);
+  watch_backend();
 }
 
 namespace {
@@ -94,6 +108,9 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   h.title = fmt::format("{}  {}  ({})", version_string(), m_coll.bench, m_coll.name);
   const auto lib = versions.find(backend);
   h.backend = lib == versions.end() ? backend : fmt::format("{} ({})", backend, lib->second);
+  if (const auto why = versions.find("backend_choice"); why != versions.end() && backend != "nccl") {
+    h.backend += fmt::format(" [{}]", why->second);  // a run that could have been on GPUs says why it is not
+  }
   h.ranks = m_world.size();
   h.hosts = static_cast<int>(m_in.hosts.size());
   if (c.rdma.all_pairs && is_rdma(c.collective)) {
@@ -347,20 +364,22 @@ bool Session::sweep_ring_variant(const TablePrinter& printer) {
     std::fflush(table_stream());
   }
   m_guard.begin("set-up: new communicators with NCCL_ALGO=Ring (--nccl-variants)");
-  m_member = Membership{};  // the configured communicators go first
   // NCCL reads NCCL_ALGO when it creates a communicator (its tuning model), so the next ones ring.
   if (::setenv("NCCL_ALGO", "Ring", 1) != 0) {
     throw std::runtime_error("--nccl-variants: setenv(NCCL_ALGO) failed");
   }
-  m_member = m_join_round(current_groups());
+  rejoin(current_groups());  // the configured communicators go first
   m_guard.idle("set-up");
   return sweep(printer);
 }
 
 int Session::run() {
   m_guard.begin("set-up: learning the backend's versions and clock");
-  const BackendFacts facts = backend_facts();
+  BackendFacts facts = backend_facts();
   m_guard.idle("set-up");
+  if (!m_in.backend_choice.empty()) {
+    facts.versions["backend_choice"] = m_in.backend_choice;
+  }
   {
     const std::lock_guard lock(m_doc_mutex);
     m_facts = facts;
@@ -380,8 +399,7 @@ int Session::run() {
       m_position.reset();
     }
     m_guard.begin(fmt::format("set-up: connecting the pairs of round {} of {}", round + 1, m_in.rounds.size()));
-    m_member = Membership{};  // the last round's queue pairs go first
-    m_member = m_join_round(m_in.rounds[round]);
+    rejoin(m_in.rounds[round]);
     m_guard.idle("set-up");
     failed = sweep(printer) || failed;
   }

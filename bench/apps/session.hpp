@@ -39,6 +39,7 @@ struct SessionInputs {
   std::vector<topo::RankPlace> places;           // one per world rank
   std::vector<BindingRecord> binding;            // one per world rank: what --bind did, read back
   std::map<std::string, std::string> variables;  // world rank 0's communication variables, before --bind
+  std::string backend_choice;                    // --backend auto: which backend it chose and why; else empty
 };
 
 /// Collective: this rank's membership among `groups` (a round of --all-pairs), its backend connected.
@@ -85,6 +86,10 @@ class Session {
   void write_document();
   /// Marks the case in progress timed out for every group the hang involves, and writes.
   void record_hang(const Hang& hang);
+  /// Lets the hang guard abandon the current backend (see HangGuard::set_abandon).
+  void watch_backend();
+  /// Replaces this rank's membership (a round of --all-pairs, the ring variant): the old one goes first.
+  void rejoin(const std::vector<GroupPlan>& groups);
 
   SessionInputs m_in;
   const CollectiveInfo& m_coll;

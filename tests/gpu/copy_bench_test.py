@@ -9,7 +9,9 @@
 """
 import argparse
 import json
+import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +33,10 @@ BAD = [
 
 
 def gpus_listed():
+    """A GPU machine (the kernel driver's device nodes, or nvidia-smi listing a GPU): only without one is the GPU
+    part skipped; where CUDA cannot start on a GPU machine, copy_bench's failure fails the test."""
+    if os.path.exists("/dev/nvidiactl"):
+        return True
     smi = shutil.which("nvidia-smi")
     listed = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
     return "GPU 0" in listed
@@ -76,7 +82,19 @@ def gpu(args):
             pct = f"{r['pct_of_peak']:.1f}" if r["pct_of_peak"] is not None else "-"
             print(f"{r['group_id']:<28} {r['size_bytes']:>10} {r['busbw_GBps']:>11.2f} {pct:>7} "
                   f"{r['wrong_elements']:>6}  {r['peak_basis']}")
-        print(f"PASS: {len(doc['results'])} copies verified, JSON valid")
+        # Every path a GPU has (p2p with two or more) at every size of the sweep: a path that silently went
+        # missing would otherwise pass.
+        gpus = sorted({int(g) for r in doc["results"] for g in re.findall(r"gpu(\d+)", r["group_id"])})
+        expected = {f"{kind}:{mem}:gpu{g}" for g in gpus for kind in ("h2d", "d2h") for mem in ("pinned", "pageable")}
+        expected |= {f"d2d:{engine}:gpu{g}" for g in gpus for engine in ("ce", "sm")}
+        if len(gpus) > 1:
+            expected |= {f"p2p:{engine}:{way}:gpu{a}-gpu{b}" for a in gpus for b in gpus if a != b
+                         for engine in ("ce", "sm") for way in ("uni", "bidir")}
+        sizes = {1 << 20, 8 << 20, 64 << 20}
+        have = {(r["group_id"], r["size_bytes"]) for r in doc["results"]}
+        missing = sorted((p, b) for p in expected for b in sizes if (p, b) not in have)
+        assert gpus and not missing, f"gpus {gpus}; missing path/size: {missing[:10]}"
+        print(f"PASS: {len(doc['results'])} copies verified, every path of {len(gpus)} GPU(s) at 3 sizes, JSON valid")
 
 
 def main():

@@ -1,6 +1,6 @@
 // gpu tier: the device pattern kernels against the host's pattern.cpp, bit for bit, for every element
 // type and collective; the device count of wrong elements against corruption put there on purpose.
-// Skipped (GTest skip) where no CUDA device is visible.
+// Skipped (GTest skip) where there is no GPU; on a GPU machine whose CUDA cannot start, failed.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -10,20 +10,24 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/cuda_answer.hpp"
 #include "ccbench/kernels.hpp"
 #include "ccbench/pattern.hpp"
 
 namespace ccbench {
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
+// No device is a skip; any other CUDA error fails the test (a GPU machine whose CUDA cannot start).
+#define CCBENCH_REQUIRE_GPU()                                                    \
+  do {                                                                           \
+    const GpuProbe gpus = read_cuda_answer(ask_cuda());                          \
+    if (!gpus.problem.empty()) {                                                 \
+      GTEST_FAIL() << "a GPU machine whose CUDA cannot start: " << gpus.problem; \
+    }                                                                            \
+    if (gpus.count == 0) {                                                       \
+      GTEST_SKIP() << "no CUDA device here";                                     \
+    }                                                                            \
+  } while (false)
 
 void ok(cudaError_t e, const std::string& what) { ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e); }
 
@@ -44,9 +48,7 @@ class DeviceBytes {
 };
 
 TEST(GpuKernels, FillMatchesTheHostPatternForEveryTypeAndCollective) {
-  if (!have_gpu()) {
-    GTEST_SKIP() << "no CUDA device visible";
-  }
+  CCBENCH_REQUIRE_GPU();
   for (const auto& row : all_collectives()) {
     for (const DType type : all_dtypes()) {
       for (const int n : {2, 8}) {
@@ -68,9 +70,7 @@ TEST(GpuKernels, FillMatchesTheHostPatternForEveryTypeAndCollective) {
 }
 
 TEST(GpuKernels, DeviceCountIsZeroOnTheExpectedOutputAndCountsEachCorruptedElement) {
-  if (!have_gpu()) {
-    GTEST_SKIP() << "no CUDA device visible";
-  }
+  CCBENCH_REQUIRE_GPU();
   DeviceBytes counter(sizeof(unsigned long long));
   for (const auto& row : all_collectives()) {
     for (const DType type : all_dtypes()) {
@@ -109,9 +109,7 @@ TEST(GpuKernels, DeviceCountIsZeroOnTheExpectedOutputAndCountsEachCorruptedEleme
 }
 
 TEST(GpuKernels, SmCopyCopiesAlignedAndUnalignedTails) {
-  if (!have_gpu()) {
-    GTEST_SKIP() << "no CUDA device visible";
-  }
+  CCBENCH_REQUIRE_GPU();
   for (const std::size_t bytes : {std::size_t{1}, std::size_t{4097}, std::size_t{1} << 20}) {
     for (const std::size_t shift : {std::size_t{0}, std::size_t{3}}) {
       std::vector<unsigned char> host(bytes);

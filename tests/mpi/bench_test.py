@@ -40,7 +40,7 @@ BAD_INPUT = {
     "nccl_without_gpu": (["--backend", "nccl"], "--backend nccl: "),
     "root_out_of_range": (["-r", "5"], "--root 5 is not a rank of this job (2 ranks: 0..1)", "broadcast_bench"),
     "nccl_variants_without_gpu": (["--nccl-variants"], "--nccl-variants forces NCCL's ring algorithm: it needs the "
-                                  "NCCL backend, and --backend auto chose mpi here (no GPU visible)"),
+                                  "NCCL backend, and --backend auto chose mpi"),
     "nccl_variants_on_mpi": (["--nccl-variants", "--backend", "mpi"], "it needs --backend nccl, not mpi"),
 }
 
@@ -102,8 +102,40 @@ def sweep(env, args):
 
 
 def gpu_visible():
+    """A GPU machine: the kernel driver's device nodes, or nvidia-smi listing a GPU. Only where neither is there do
+    the GPU tests skip; on a GPU machine whose CUDA cannot start they run, and fail."""
+    if os.path.exists("/dev/nvidiactl"):
+        return True
     smi = shutil.which("nvidia-smi")
     return smi is not None and "GPU 0" in subprocess.run([smi, "-L"], capture_output=True, text=True).stdout
+
+
+def cuda_cannot_start(env, args):
+    """--backend auto where the driver is older than the CUDA runtime: it runs on MPI, and says why in one line on
+    stderr, in the table header and in the result; --backend nccl refuses with CUDA's error (exit 2)."""
+    if gpu_visible():
+        print("SKIPPED: a GPU machine: LD_LIBRARY_PATH would not override its real driver library reliably")
+        return SKIP
+    env.env["LD_LIBRARY_PATH"] = args.fake_libcuda_dir + ":" + env.env.get("LD_LIBRARY_PATH", "")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        p = env.run("allreduce_bench", 2, ["-b", "8", "-e", "64", "-n", "3", "--out", str(out)], tmp, timeout=60)
+        print(p.stdout, p.stderr, sep="\n")
+        assert p.returncode == 0, f"exit code {p.returncode}"
+        ours = [line for line in p.stderr.splitlines() if line.startswith("allreduce_bench:")]
+        why = "--backend auto chose mpi because CUDA cannot start: cudaErrorInsufficientDriver"
+        assert len(ours) == 1 and why in ours[0] and "R580" in ours[0], f"expected one warning line, got {ours}"
+        header = [line for line in p.stdout.splitlines() if line.startswith("# backend mpi")]
+        assert header and why in header[0], f"the table header does not say why: {header}"
+        doc = env.validate(out)
+        recorded = doc["environment"]["libraries"].get("backend_choice", "")
+        assert why in recorded and "12.4" in recorded, f"the result does not say why: {recorded!r}"
+        assert all(r["backend"] == "mpi" for r in doc["results"])
+        p = env.run("allreduce_bench", 2, ["--backend", "nccl"], tmp, timeout=60)
+        refusal = [line for line in p.stderr.splitlines() if line.startswith("allreduce_bench:")]
+        assert p.returncode == 2 and len(refusal) == 1 and "cudaErrorInsufficientDriver" in refusal[0], \
+            (p.returncode, p.stderr)
+        print(f"PASS: --backend auto: {ours[0]}\n--backend nccl: exit 2, {refusal[0]}")
 
 
 def bad_input(env, args):
@@ -416,21 +448,40 @@ def gpu_nccl(env, args):
         print("SKIPPED: no GPU visible (nvidia-smi -L lists none); the NCCL path did not run")
         return SKIP
     failures = []
+
+    def not_ok(doc, allowed_skips=("NCCL has no in-place",)):
+        """Rows that are neither ok nor a skip NCCL documents (in-place all-to-all and send/recv)."""
+        return [f"{r['size_bytes']} B in_place={r['in_place']}: {r['status']} {r['reason']}" for r in doc["results"]
+                if r["status"] != "ok" and not (r["status"] == "skipped" and r["reason"].startswith(allowed_skips))]
+
+    def nccl_run(bench, flags):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp) / "r.json"
+            p = env.run(bench, 1, ["--backend", "nccl", *flags, "--out", str(out)], tmp)
+            print(p.stdout[-2000:], p.stderr[-2000:])
+            if p.returncode != 0:
+                failures.append(f"{bench} {' '.join(flags)}: exit {p.returncode}")
+                return None
+            doc = env.validate(out)
+            if any(r["backend"] != "nccl" for r in doc["results"]):
+                failures.append(f"{bench} {' '.join(flags)}: not every row ran on nccl")
+            return doc
+
+    for bench in ["allreduce_bench", "allgather_bench", "broadcast_bench", "reducescatter_bench", "reduce_bench",
+                  "alltoall_bench", "sendrecv_bench"]:  # all seven, checked
+        doc = nccl_run(bench, ["-b", "8", "-e", "16M", "-f", "8", "-c", "1"])
+        if doc is not None and not_ok(doc):
+            failures.append(f"{bench}: {not_ok(doc)}")
     for dtype in ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64", "float8_e4m3",
                   "float8_e5m2"]:
         for bench in ["allreduce_bench", "allgather_bench", "broadcast_bench", "reducescatter_bench"]:
-            with tempfile.TemporaryDirectory() as tmp:
-                out = pathlib.Path(tmp) / "r.json"
-                p = env.run(bench, 1, ["--backend", "nccl", "-b", "8", "-e", "1M", "-f", "8", "-c", "1", "-n", "5",
-                                       "-d", dtype, "--out", str(out)], tmp)
-                print(p.stdout[-2000:], p.stderr[-2000:])
-                if p.returncode != 0:
-                    failures.append(f"{bench} {dtype}: exit {p.returncode}")
-                    continue
-                doc = env.validate(out)
-                wrong = sum(r["wrong_elements"] or 0 for r in doc["results"])
-                if wrong or any(r["backend"] != "nccl" for r in doc["results"]):
-                    failures.append(f"{bench} {dtype}: {wrong} wrong")
+            doc = nccl_run(bench, ["-b", "8", "-e", "1M", "-f", "8", "-c", "1", "-n", "5", "-d", dtype])
+            if doc is not None and not_ok(doc):
+                failures.append(f"{bench} {dtype}: {not_ok(doc)}")
+    doc = nccl_run("allreduce_bench", ["-b", "1", "-e", "1", "-d", "float32", "-n", "3"])  # below one element
+    if doc is not None and any(r["status"] != "skipped" or "below one element per rank" not in r["reason"]
+                               for r in doc["results"]):
+        failures.append(f"1 B of float32: {[(r['status'], r['reason']) for r in doc['results']]}, expected skipped")
     with tempfile.TemporaryDirectory() as tmp:  # --nccl-variants: both sweeps, tagged, each verified
         out = pathlib.Path(tmp) / "r.json"
         p = env.run("allreduce_bench", 1, ["--backend", "nccl", "-b", "8", "-e", "1M", "-f", "8", "-c", "1", "-n", "5",
@@ -445,7 +496,8 @@ def gpu_nccl(env, args):
             if variants.count("configured") != variants.count("ring") or not variants.count("ring") or wrong:
                 failures.append(f"--nccl-variants: variants {variants}, {wrong} wrong")
     assert not failures, failures
-    print("PASS: NCCL backend, 1 rank, every dtype verified; --nccl-variants tagged both sweeps")
+    print("PASS: NCCL backend, 1 rank: all seven benches and every dtype verified, every row ok; 1 B skipped below "
+          "one element; --nccl-variants tagged both sweeps")
 
 
 def main():
@@ -467,12 +519,14 @@ def main():
     sp = sub.add_parser("split")
     sp.add_argument("--split", required=True, choices=sorted(SPLITS))
     sub.add_parser("gpu-nccl")
+    cc = sub.add_parser("cuda-cannot-start")
+    cc.add_argument("--fake-libcuda-dir", required=True)
     sub.add_parser("bind")
     sub.add_parser("rdma-no-device")
     args = parser.parse_args()
     env = Env(args)
     handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "stdout-json": stdout_json, "split": split,
-               "gpu-nccl": gpu_nccl, "bind": bind, "rdma-no-device": rdma_no_device}[args.what]
+               "gpu-nccl": gpu_nccl, "cuda-cannot-start": cuda_cannot_start, "bind": bind, "rdma-no-device": rdma_no_device}[args.what]
     return handler(env, args) or 0
 
 

@@ -8,9 +8,9 @@
 namespace ccbench {
 namespace {
 
-std::string refusal(BackendChoice choice, int local_size, int gpus) {
+std::string refusal(BackendChoice choice, int local_size, int gpus, const std::string& problem = "") {
   try {
-    check_can_run(choice, RankPlacement{0, local_size}, "node7", gpus);
+    check_can_run(choice, RankPlacement{0, local_size}, "node7", GpuProbe{gpus, problem});
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -25,15 +25,25 @@ TEST(BackendRegistry, NcclNeedsAGpuPerRank) {
   EXPECT_EQ(refusal(BackendChoice::Nccl, 8, 8), "");
   EXPECT_NE(refusal(BackendChoice::Nccl, 4, 2).find("4 ranks on node7 but 2 GPU(s) visible"), std::string::npos);
   EXPECT_NE(refusal(BackendChoice::Nccl, 1, 0).find("no CUDA GPU is visible on node7"), std::string::npos);
+  EXPECT_EQ(refusal(BackendChoice::Nccl, 1, 0, "cudaErrorInsufficientDriver (...)"),
+            "--backend nccl: CUDA cannot start on node7: cudaErrorInsufficientDriver (...)");
 }
 
 TEST(BackendRegistry, MpiRunsAnywhere) { EXPECT_EQ(refusal(BackendChoice::Mpi, 64, 0), ""); }
 
-TEST(BackendRegistry, AutoPicksMpiWithoutAGpu) {
-  if (visible_gpus() > 0) {
-    GTEST_SKIP() << "a GPU is visible";
+TEST(BackendRegistry, AutoSaysWhyItChoseMpi) {
+  const BackendResolution none = resolve_backend(BackendChoice::Auto, GpuProbe{});
+  EXPECT_EQ(none.choice, BackendChoice::Mpi);
+  const BackendResolution broken = resolve_backend(BackendChoice::Auto, GpuProbe{0, "cudaErrorInsufficientDriver"});
+  EXPECT_EQ(broken.choice, BackendChoice::Mpi);
+  if (none.why.find("no NCCL backend") != std::string::npos) {
+    GTEST_SKIP() << "built without NCCL: " << none.why;
   }
-  EXPECT_EQ(resolve_backend(BackendChoice::Auto), BackendChoice::Mpi);
+  EXPECT_EQ(none.why, "--backend auto chose mpi: no CUDA GPU is visible");
+  EXPECT_EQ(broken.why, "--backend auto chose mpi because CUDA cannot start: cudaErrorInsufficientDriver");
+  const BackendResolution gpus = resolve_backend(BackendChoice::Auto, GpuProbe{8, ""});
+  EXPECT_EQ(gpus.choice, BackendChoice::Nccl);
+  EXPECT_EQ(resolve_backend(BackendChoice::Mpi, GpuProbe{8, ""}).why, "");
 }
 
 }  // namespace

@@ -257,5 +257,45 @@ TEST(Pattern, Fp8ReductionsAreExactInAnyOrder) {
   EXPECT_FALSE(pattern_params({Collective::AllReduce, DType::Bfloat16, ReduceOp::Sum, 0, false, 4}, 8, 0).narrow);
 }
 
+// NCCL's avg of a floating type, as its kernels compute it (ncclDevPreMulSum): each rank's value times
+// fl(1/n), rounded to the type, then summed in ring order, rounded at every step. Simulated in bfloat16.
+float nccl_avg_bf16(float value, int nranks) {
+  const auto round = [](float x) { return bfloat16_to_float(float_to_bfloat16(x)); };
+  const float scale = round(1.0F / static_cast<float>(nranks));
+  float sum = 0.0F;
+  for (int r = 0; r < nranks; ++r) {
+    sum = round(sum + round(value * scale));
+  }
+  return sum;
+}
+
+TEST(Pattern, NcclAvgIsExactOnlyForPowerOfTwoRankCounts) {
+  EXPECT_EQ(nccl_avg_bf16(1.0F, 7), 0.9921875F);  // the case -c would report as wrong elements
+  EXPECT_EQ(nccl_avg_bf16(1.0F, 10), 1.0078125F);
+  EXPECT_EQ(nccl_avg_bf16(3.0F, 128), 3.3125F);   // a power of two, but 3 x 86 / 128 needs 9 bits
+  for (const int n : {1, 2, 4, 8, 16, 32, 64}) {  // the avg pattern's inputs, 1..4: exact up to 64 ranks
+    for (const float v : {1.0F, 2.0F, 3.0F, 4.0F}) {
+      EXPECT_EQ(nccl_avg_bf16(v, n), v) << n << " ranks of " << v;
+    }
+  }
+  const auto avg = [](DType t) { return CaseSpec{Collective::AllReduce, t, ReduceOp::Avg, 0, false, 64}; };
+  for (const DType t : {DType::Float16, DType::Bfloat16, DType::Float32, DType::Float64}) {
+    const auto why = nccl_avg_unverifiable(avg(t), 7);
+    ASSERT_TRUE(why) << name(t);
+    EXPECT_NE(why->find("fl(1/7)"), std::string::npos) << *why;
+    EXPECT_FALSE(nccl_avg_unverifiable(avg(t), 8)) << name(t);
+    EXPECT_FALSE(nccl_avg_unverifiable(avg(t), 1)) << name(t);
+    EXPECT_FALSE(nccl_avg_unverifiable(avg(t), 64)) << name(t);
+  }
+  EXPECT_TRUE(nccl_avg_unverifiable(avg(DType::Bfloat16), 128));
+  EXPECT_FALSE(nccl_avg_unverifiable(avg(DType::Float16), 512));
+  EXPECT_TRUE(nccl_avg_unverifiable(avg(DType::Float16), 1024));
+  EXPECT_FALSE(nccl_avg_unverifiable(avg(DType::Int32), 7));  // integers: a sum, then one division
+  CaseSpec sum = avg(DType::Bfloat16);
+  sum.op = ReduceOp::Sum;
+  EXPECT_FALSE(nccl_avg_unverifiable(sum, 7));
+  EXPECT_FALSE(nccl_avg_unverifiable({Collective::AllGather, DType::Float32, ReduceOp::Avg, 0, false, 64}, 7));
+}
+
 }  // namespace
 }  // namespace ccbench

@@ -248,4 +248,27 @@ float fp8_e4m3_to_float(std::uint8_t bits) { return fp8_to_float(bits, kE4m3); }
 std::uint8_t float_to_fp8_e5m2(float value) { return float_to_fp8(value, kE5m2); }
 float fp8_e5m2_to_float(std::uint8_t bits) { return fp8_to_float(bits, kE5m2); }
 
+std::optional<std::string> nccl_avg_unverifiable(const CaseSpec& spec, int nranks) {
+  if (!info(spec.collective).has_reduce_op || spec.op != ReduceOp::Avg || !is_floating(spec.dtype) ||
+      is_fp8(spec.dtype)) {
+    return std::nullopt;
+  }
+  // With n = 2^m, every product x * 2^-m is exact, and so is every partial sum k * x * 2^-m (k <= n) while
+  // its numerator k * x, at most kMaxAvgInput * n for the avg pattern (1..4), fits the significand.
+  constexpr std::uint64_t kMaxAvgInput = 4;
+  const int significand = spec.dtype == DType::Bfloat16  ? 8
+                          : spec.dtype == DType::Float16 ? 11
+                          : spec.dtype == DType::Float32 ? 24
+                                                         : 53;
+  const auto n = static_cast<std::uint64_t>(nranks);
+  const bool power_of_two = nranks > 0 && std::has_single_bit(n);
+  if (power_of_two && (significand >= 63 || kMaxAvgInput * n <= (std::uint64_t{1} << significand))) {
+    return std::nullopt;
+  }
+  return "-c cannot check NCCL's " + std::string(name(spec.dtype)) + " avg over " + std::to_string(nranks) +
+         " ranks: NCCL sums x * fl(1/" + std::to_string(nranks) +
+         "), rounded at every step, which is exact only for a power-of-two rank count whose partial sums fit " +
+         std::string(name(spec.dtype)) + "; use -o sum, or -c 0 to time it";
+}
+
 }  // namespace ccbench

@@ -127,8 +127,8 @@ class MpiBackend final : public Backend {
     }
     const std::uint64_t most =
         std::max(elements(coll.send, spec.count, m_size), elements(coll.recv, spec.count, m_size));
-    if (spec.count == 0) {
-      return {false, "size is below one element per rank"};
+    if (const Support generic = generic_support(spec); !generic.supported) {
+      return generic;
     }
     if (most > static_cast<std::uint64_t>(INT_MAX)) {
       return {false, "count exceeds MPI's int count limit"};

@@ -46,21 +46,41 @@ void Poller::pause() {
 Communicator::Communicator(const ncclUniqueId& id, int nranks, int rank, double timeout_s)
     : m_rank(rank), m_size(nranks), m_timeout_s(timeout_s) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  config.blocking = 1;
   ncclComm_t comm = nullptr;
   const ncclResult_t result = ncclCommInitRankConfig(&comm, nranks, id, rank, &config);
   m_comm.reset(comm);
-  if (result != ncclSuccess && result != ncclInProgress) {
+  m_live = comm;
+  if (result != ncclSuccess) {
     const std::string message =
         nccl_error_message(result, comm, "ncclCommInitRankConfig on rank " + std::to_string(rank));
-    m_comm.reset();
+    abort();
     throw BackendError(message);
   }
-  wait_until([] { return true; }, std::string("communicator set-up"));
+}
+
+void Communicator::abort() noexcept {
+  m_abort.run([this] {
+    if (m_live.exchange(nullptr) != nullptr) {
+      m_comm.reset();  // its deleter aborts
+    } else {
+      (void)m_comm.release();  // the watchdog's thread aborted it already
+    }
+  });
+}
+
+void Communicator::abort_from_other_thread() noexcept {
+  if (const ncclComm_t comm = m_live.exchange(nullptr); comm != nullptr) {
+    (void)ncclCommAbort(comm);
+  }
 }
 
 Communicator::~Communicator() {
   if (!m_comm) {
+    return;
+  }
+  if (m_live.load() == nullptr) {  // aborted from the watchdog's thread
+    (void)m_comm.release();
     return;
   }
   bool clean = false;
@@ -69,14 +89,15 @@ Communicator::~Communicator() {
   } catch (...) {
     clean = false;
   }
-  if (clean) {
+  if (clean && m_live.exchange(nullptr) != nullptr) {
     (void)ncclCommDestroy(m_comm.release());
+    return;
   }
-  // Otherwise m_comm's deleter aborts it.
+  abort();
 }
 
 ncclComm_t Communicator::get() const {
-  if (!m_comm) {
+  if (!m_comm || m_live.load() == nullptr) {
     throw BackendError("the NCCL communicator of rank " + std::to_string(m_rank) +
                        " was aborted after an earlier error or timeout; no more NCCL ops can run");
   }
@@ -107,12 +128,12 @@ bool Communicator::settled(const std::string& what) {
     return false;
   }
   const std::string message = nccl_error_message(state, comm, "NCCL " + what + " on rank " + std::to_string(m_rank));
-  m_comm.reset();
+  abort();
   throw BackendError(message + "; communicator aborted");
 }
 
 void Communicator::abort_and_throw_timeout(const std::string& what) {
-  m_comm.reset();
+  abort();
   throw TimeoutError("NCCL " + what + " did not complete within " + seconds_text(m_timeout_s) + " s on rank " +
                      std::to_string(m_rank) + "; communicator aborted");
 }

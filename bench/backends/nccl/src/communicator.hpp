@@ -1,14 +1,21 @@
 #pragma once
-// A non-blocking NCCL communicator whose every wait has a deadline: set-up, ops that return
-// ncclInProgress, stream completion, finalisation. On expiry it aborts the communicator and
-// throws TimeoutError; on an asynchronous NCCL error it aborts and throws BackendError.
+// A blocking NCCL communicator, as nccl-tests uses: on a non-blocking one every group end hands the launch
+// to a new helper thread and returns ncclInProgress (NCCL 2.28 group.cc), a thread create/join and polling
+// inside every timed op. Every wait for the stream has a deadline (--timeout): on expiry it aborts the
+// communicator and throws TimeoutError; on an asynchronous NCCL error it aborts and throws BackendError.
+// A call that blocks inside NCCL (set-up, a launch) is ended by the hang guard's watchdog, which calls
+// abort_from_other_thread() (ncclCommAbort, as nccl-tests' -T and PyTorch's watchdog do) and ends the job.
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+
+#include "ccbench/abort_sequence.hpp"
 
 namespace ccbench::nccl_detail {
 
@@ -40,9 +47,9 @@ using CommHandle = std::unique_ptr<std::remove_pointer_t<ncclComm_t>, CommAbort>
 
 class Communicator {
  public:
-  /// Creates this rank's communicator (non-blocking) and waits until it is ready, or until
-  /// `timeout_s` has passed: then it aborts and throws TimeoutError. The current CUDA device
-  /// must already be the rank's GPU.
+  /// Creates this rank's communicator (blocking until every rank has joined; the hang guard's watchdog
+  /// bounds that). `timeout_s` bounds every later wait. The current CUDA device must already be the
+  /// rank's GPU.
   Communicator(const ncclUniqueId& id, int nranks, int rank, double timeout_s);
   /// Finalises (waiting at most the timeout) and destroys; aborts when that fails. Never throws.
   ~Communicator();
@@ -60,6 +67,13 @@ class Communicator {
   /// ncclSuccess returns, ncclInProgress is polled to completion within the timeout, anything
   /// else throws BackendError.
   void complete(ncclResult_t result, const std::string& what);
+
+  /// What must be released before this communicator is aborted (the backend's CUDA graph).
+  void release_before_abort(std::function<void()> release) { m_abort.release_first(std::move(release)); }
+
+  /// From another thread (the watchdog's), while this one may be blocked inside NCCL: aborts the
+  /// communicator so that NCCL stops; nothing on this communicator may be used afterwards.
+  void abort_from_other_thread() noexcept;
 
   /// Polls `done()` until it returns true, checking for asynchronous NCCL errors meanwhile.
   /// Aborts and throws TimeoutError when that takes longer than the timeout.
@@ -79,10 +93,15 @@ class Communicator {
   /// True when no non-blocking call is pending; aborts and throws on an asynchronous error.
   bool settled(const std::string& what);
   [[noreturn]] void abort_and_throw_timeout(const std::string& what);
+  /// On this thread: releases what holds the communicator's work, then aborts it (once).
+  void abort() noexcept;
   /// ncclCommFinalize, polled within the timeout; true when the communicator can be destroyed.
   bool finalize();
 
   CommHandle m_comm;
+  // The communicator while no thread has aborted it: whichever thread exchanges it for null aborts it.
+  std::atomic<ncclComm_t> m_live{nullptr};
+  AbortSequence m_abort;
   int m_rank;
   int m_size;
   double m_timeout_s;

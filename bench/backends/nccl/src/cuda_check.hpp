@@ -35,8 +35,7 @@ inline std::string nccl_error_message(ncclResult_t result, ncclComm_t comm, std:
   return message;
 }
 
-/// Throws on anything but ncclSuccess, ncclInProgress included: calls on a non-blocking
-/// communicator go through Communicator::complete() instead.
+/// Throws on anything but ncclSuccess; calls on the communicator go through Communicator::complete().
 inline void nccl_check(ncclResult_t result, ncclComm_t comm, std::string_view what) {
   if (result != ncclSuccess) {
     throw BackendError(nccl_error_message(result, comm, what));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/cuda_answer.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/pattern.hpp"
@@ -201,6 +202,7 @@ struct Setup {
   int device = 0;
   int nccl_version = 0;
   double timeout_s = 0.0;
+  bool check = false;  // -c: cases whose result cannot be checked exactly are refused
   // The lowest across the group: what every rank may use (each rank decides supports() alone, so a
   // job mixing GPU generations or NCCL libraries must decide alike, or one rank skips what others enter).
   int group_nccl_version = 0;
@@ -223,6 +225,7 @@ class NcclBackend final : public Backend {
   Timer& timer() override { return m_timer; }
   bool capture_graph(std::uint64_t ops) override;
   void launch_graph() override;
+  void abandon() noexcept override { m_comm.abort_from_other_thread(); }
 
  private:
   void drop_graph() noexcept;
@@ -237,6 +240,7 @@ class NcclBackend final : public Backend {
   bool m_native_alltoall;
   int m_group_nccl_version;  // the oldest NCCL loaded in the group
   int m_group_sm_major;      // the lowest compute capability in the group
+  bool m_check;
   Stream m_stream;
   DeviceBuffer m_send_alloc;
   DeviceBuffer m_recv_alloc;
@@ -267,8 +271,13 @@ NcclBackend::NcclBackend(const Setup& setup)
       m_native_alltoall(nccl_detail::use_native_alltoall(setup.nccl_version)),
       m_group_nccl_version(setup.group_nccl_version),
       m_group_sm_major(setup.group_sm_major),
+      m_check(setup.check),
       m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s),
-      m_timer(m_comm, m_stream.get(), m_what) {}
+      m_timer(m_comm, m_stream.get(), m_what) {
+  // ncclCommAbort waits for the references of a captured graph: an error under --timing graph would
+  // otherwise become a timeout and lose NCCL's message.
+  m_comm.release_before_abort([this] { drop_graph(); });
+}
 
 Support NcclBackend::supports(const CaseSpec& spec) const {
   const CollectiveInfo& coll = info(spec.collective);
@@ -277,6 +286,9 @@ Support NcclBackend::supports(const CaseSpec& spec) const {
   }
   if (is_copy(spec.collective)) {
     return unsupported("GPU copies are copy_bench's");
+  }
+  if (const Support generic = generic_support(spec); !generic.supported) {
+    return generic;
   }
   if (!nccl_detail::to_nccl(spec.dtype)) {
     return unsupported("NCCL " + m_versions.at("nccl") + " as built has no " + std::string(ccbench::name(spec.dtype)) +
@@ -296,6 +308,9 @@ Support NcclBackend::supports(const CaseSpec& spec) const {
     // NCCL averages floats as a sum of x * (1/n), rounded at every step: in FP8 that drifts (E5M2, 8 ranks
     // of 3: 3.5), so no exact pattern exists to check it against.
     return unsupported("FP8 avg is not exact in NCCL (a pre-multiplied sum rounded to FP8 at every step); use -o sum");
+  }
+  if (const auto inexact = nccl_avg_unverifiable(spec, m_comm.size()); m_check && inexact) {
+    return unsupported(*inexact);
   }
   if (coll.has_reduce_op && !nccl_detail::to_nccl(spec.op)) {
     return unsupported("NCCL has no " + std::string(ccbench::name(spec.op)) + " reduction");
@@ -463,16 +478,9 @@ std::uint64_t NcclBackend::count_wrong() {
 
 }  // namespace
 
-int visible_cuda_devices() noexcept {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear it, so later CUDA calls do not report it
-    return 0;
-  }
-  return count;
-}
+CudaAnswer cuda_answer() noexcept { return ask_cuda(); }
 
-std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s) {
+std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check) {
   Setup setup;
   setup.nccl_version = loaded_nccl_version();
   select_device_everywhere(group, local_rank, local_size, setup.nccl_version);
@@ -489,6 +497,7 @@ std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int loc
   setup.rank = group.rank();
   setup.nranks = group.size();
   setup.timeout_s = timeout_s;
+  setup.check = check;
   return std::make_unique<NcclBackend>(setup);
 }
 

@@ -8,8 +8,8 @@
 
 #include "ccbench/types.hpp"
 
-// Non-blocking communicators (ncclConfig_t, ncclCommInitRankConfig, ncclCommFinalize) are what
-// lets every NCCL call honour --timeout; they appeared in 2.14.
+// ncclConfig_t, ncclCommInitRankConfig and ncclCommFinalize (the communicator's set-up and orderly end)
+// appeared in 2.14.
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
 #error \
     "ccbench's NCCL backend needs NCCL 2.14 or newer; set NCCL_HOME to a newer NCCL or configure with -DCCBENCH_NCCL=OFF"

@@ -55,6 +55,15 @@ struct Support {
   std::string reason;  // why not, when not
 };
 
+/// What no backend measures, with the same reason on each: a size below one element per rank (count 0,
+/// which NCCL accepts and returns from at once, so its time would pass for a result).
+inline Support generic_support(const CaseSpec& spec) {
+  if (spec.count == 0) {
+    return Support{false, "size is below one element per rank"};
+  }
+  return Support{};
+}
+
 /// Measures the time of what a backend enqueued. `stop()` waits until every op enqueued
 /// since `start()` is complete on this rank and returns the elapsed seconds.
 class Timer {
@@ -105,6 +114,9 @@ class Backend {
   }
   /// Launches the captured graph: `ops` ops of the current case.
   virtual void launch_graph() {}
+  /// From the hang guard's thread when the job is being ended for a timeout, while this rank may be blocked
+  /// inside the backend's library: make the library stop (NCCL: ncclCommAbort). Nothing else is called after.
+  virtual void abandon() noexcept {}
   /// The RDMA pair behind the current case (verbs only).
   [[nodiscard]] virtual std::optional<RdmaInfo> rdma_info() const { return std::nullopt; }
 };

@@ -4,18 +4,21 @@
 #include <memory>
 
 #include "ccbench/backend.hpp"
+#include "ccbench/gpu_probe.hpp"
 #include "ccbench/group.hpp"
 
 namespace ccbench {
 
-/// CUDA devices visible to this process; 0 when there is no driver or no device (never throws).
-int visible_cuda_devices() noexcept;
+/// What CUDA says about this process's devices (ask_cuda() of cuda_answer.hpp), in a library that links
+/// CUDA so that its callers need not; read it with read_cuda_answer(). Never throws.
+CudaAnswer cuda_answer() noexcept;
 
 /// One rank per GPU: device = local_rank; the caller has checked that the host has a GPU for
 /// each of its local_size ranks. Throws UsageError (one line, says how to fix) for a bad local
 /// rank or an NCCL library older than 2.14, on every rank of `group` at once, so no rank is left
 /// waiting. Communicator creation (unique id broadcast over `group` from rank 0) is covered by
 /// `timeout_s` (TimeoutError on expiry); so is every later op. A non-positive timeout means no limit.
-std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s);
+/// With `check` (-c), cases whose result cannot be checked exactly are refused with the reason.
+std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check);
 
 }  // namespace ccbench
