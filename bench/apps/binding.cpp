@@ -108,25 +108,22 @@ const topo::Nic* nic_named(const topo::HostTopology& host, const std::string& na
   return it == host.nics.end() ? nullptr : &*it;
 }
 
-// NCCL reads NCCL_IB_HCA when its communicator is made; "=" asks for this device only (without it,
-// mlx5_1 would also match mlx5_10 and mlx5_11).
-void steer_nccl_to(BindingRecord& record, const BindingPlan& plan) {
+// NCCL needs one NCCL_IB_HCA for the whole job: ranks that list different NICs cannot build rings across
+// nodes. It already pairs each GPU with the NIC nearest it (its rail) from the PCI topology, so --bind
+// auto only records that NIC and leaves the variable to the user, who can set one value for every rank.
+void note_nccl_nic(BindingRecord& record, const BindingPlan& plan) {
   if (const char* user = std::getenv("NCCL_IB_HCA"); user != nullptr) {
     record.note = join(record.note, fmt::format("NCCL_IB_HCA={} was set by the user: left as is", user));
     return;
   }
   if (!plan.nic_is_rdma_port) {
-    record.note = join(record.note, fmt::format("nearest NIC {} is not a usable RDMA port: NCCL_IB_HCA not set, "
-                                                "NCCL picks its own",
-                                                plan.nic));
+    record.note = join(record.note, fmt::format("nearest NIC {} is not a usable RDMA port", plan.nic));
     return;
   }
-  const std::string value = "=" + plan.nic;
-  if (::setenv("NCCL_IB_HCA", value.c_str(), 0) != 0) {
-    record.note = join(record.note, errno_text("setenv NCCL_IB_HCA"));
-    return;
-  }
-  record.nic_applied = "NCCL_IB_HCA=" + value;
+  record.note = join(record.note, fmt::format("NCCL_IB_HCA left unset: NCCL pairs this GPU with its nearest NIC {} "
+                                              "itself; to restrict its NICs, give every rank of the job one value "
+                                              "(e.g. NCCL_IB_HCA=mlx5)",
+                                              plan.nic));
 }
 
 void record_nic(BindingRecord& record, const topo::HostTopology& host, const BindingPlan& plan, bool gpu) {
@@ -135,7 +132,7 @@ void record_nic(BindingRecord& record, const topo::HostTopology& host, const Bin
   }
   record.nic = plan.nic;
   if (gpu) {
-    steer_nccl_to(record, plan);
+    note_nccl_nic(record, plan);
     return;
   }
   const topo::Nic* nic = nic_named(host, plan.nic);

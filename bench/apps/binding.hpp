@@ -13,7 +13,8 @@ namespace ccbench {
 
 /// Plans this rank's place on `host` and, with --bind auto, applies it to the calling thread: its CPU
 /// affinity (sched_setaffinity), its preferred memory node (set_mempolicy), and for a GPU rank
-/// NCCL_IB_HCA naming the nearest NIC unless the user set it. Call it from the main thread before the
+/// for a GPU rank the NIC nearest its GPU, recorded (NCCL_IB_HCA is left to the user: NCCL needs one value
+/// for the whole job). Call it from the main thread before the
 /// backend starts its threads, so they inherit both (threads that exist already, such as MPI's, keep
 /// theirs). With --bind none nothing changes; the record says what --bind auto would choose.
 BindingRecord bind_rank(BindPolicy policy, const topo::HostTopology& host, const BindingInputs& in);

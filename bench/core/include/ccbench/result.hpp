@@ -82,7 +82,7 @@ struct BindingRecord {
   std::string memory = "unchanged";        // "preferred node 0" (read back), or "unchanged"
   std::optional<std::string> gpu;          // the rank's GPU (PCI bus id); null for host memory
   std::optional<std::string> nic;          // the NIC nearest the rank's memory
-  std::optional<std::string> nic_applied;  // "NCCL_IB_HCA==mlx5_0" when we set it; null otherwise
+  std::optional<std::string> nic_applied;  // null: --bind sets no NIC variable (older files: "NCCL_IB_HCA==mlx5_0")
   std::string note;                        // why something was not applied, or what to know
 };
 
