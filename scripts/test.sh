@@ -7,6 +7,9 @@
 #      and one mpirun of every bench (the other tiers do not depend on the build options);
 #   3. the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (clang), and in the same build
 #      the result reader under libFuzzer for 60 s (scripts/fuzz.sh).
+# With CI=true a skipped test fails the run (scripts/lib/ci_skips.py names its tier), except a gpu test's
+# for having no GPU and, in the builds that leave CUDA and NCCL out, a test that needs them.
+# CCBENCH_CTEST_ARGS (e.g. "-R ^rdma") narrows the default stage's tests, to rehearse one tier.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 "$CCBENCH_ROOT/scripts/install-deps.sh"
@@ -26,7 +29,10 @@ echo "clang-format: clean"
 stage "default build ($CCBENCH_BUILD)"
 ccbench_configure "$CCBENCH_BUILD" -DCCBENCH_WERROR=ON
 cmake --build "$CCBENCH_BUILD" --parallel "$jobs"
-(cd "$CCBENCH_BUILD" && ctest --output-on-failure --timeout 600)
+ctest_log=$(mktemp)
+# shellcheck disable=SC2086  # CCBENCH_CTEST_ARGS is a list of ctest arguments
+(cd "$CCBENCH_BUILD" && ctest --output-on-failure --timeout 600 ${CCBENCH_CTEST_ARGS:-}) | tee "$ctest_log"
+"$CCBENCH_ROOT/scripts/lib/ci_skips.py" "$ctest_log" "$CCBENCH_BUILD/Testing/Temporary/LastTest.log"
 # The figures the multi-host, RDMA and GPU tiers print (rates, times to exit, ours beside perftest), into this log.
 echo "== figures printed by the cluster, slurm, rdma and gpu tests"
 awk '/^[0-9]+\/[0-9]+ Test: (cluster|slurm|rdma|gpu)\./ {name = $3; keep = 1; next}
@@ -53,8 +59,13 @@ mapfile -t minimal_targets < <(present_targets "$CCBENCH_BUILD-minimal" ccbench-
   ccbench_app_tests ccbench_topo_discovery_tests ccbench_topo_specs_tests ccbench_peak_on_fixtures_tests \
   "${minimal_benches[@]}")
 cmake --build "$CCBENCH_BUILD-minimal" --parallel "$jobs" --target "${minimal_targets[@]}"
-(cd "$CCBENCH_BUILD-minimal" && ctest --output-on-failure --timeout 600 -L unit -E '^report\.|^unit\.Report|NOT_BUILT' &&
-  ctest --output-on-failure --timeout 600 -R '^mpi\.[a-z]+\.np2$' --no-tests=error)
+minimal_ctest() {  # minimal_ctest CTEST_ARGS...: run, then judge its skips (each run writes its own LastTest.log)
+  (cd "$CCBENCH_BUILD-minimal" && ctest --output-on-failure --timeout 600 "$@") | tee "$ctest_log"
+  "$CCBENCH_ROOT/scripts/lib/ci_skips.py" "$ctest_log" "$CCBENCH_BUILD-minimal/Testing/Temporary/LastTest.log" \
+    --allow 'built without NCCL'
+}
+minimal_ctest -L unit -E '^report\.|^unit\.Report|NOT_BUILT'
+minimal_ctest -R '^mpi\.[a-z]+\.np2$' --no-tests=error
 
 stage "unit tests and the reader's fuzzing under -fsanitize=address,undefined ($CCBENCH_BUILD-asan)"
 # clang, so that the same build also holds the libFuzzer target (scripts/fuzz.sh): the libraries are built
@@ -74,6 +85,8 @@ mapfile -t asan_targets < <(present_targets "$CCBENCH_BUILD-asan" ccbench_unit_t
   ccbench_topo_specs_tests ccbench_peak_on_fixtures_tests ccbench_topo_discovery_tests ccbench_report_tests \
   ccbench-report ccbench_reader_fuzz)
 cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs" --target "${asan_targets[@]}"
-(cd "$CCBENCH_BUILD-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit)
+(cd "$CCBENCH_BUILD-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit) | tee "$ctest_log"
+"$CCBENCH_ROOT/scripts/lib/ci_skips.py" "$ctest_log" "$CCBENCH_BUILD-asan/Testing/Temporary/LastTest.log" \
+  --allow 'built without NCCL'
 "$CCBENCH_ROOT/scripts/fuzz.sh" "${CCBENCH_FUZZ_SECONDS:-60}" "$CCBENCH_BUILD-asan"
 echo "== (previous stage: $((SECONDS - stage_start)) s; all stages: $SECONDS s)"
