@@ -2,7 +2,9 @@
 # The GPU paths in one command, for a machine with an NVIDIA GPU (CUDA toolkit with nvcc; NCCL and MPI
 # when present). Builds what the GPU needs, runs the gpu test tier, then the figures:
 #   copy_bench on every local GPU (H2D/D2H vs PCIe generation x width, D2D vs HBM, GPU<->GPU vs NVLink/PCIe)
-#   allreduce_bench 8 B on 1 rank: batch, per_op and graph timing side by side (launch overhead, latency floor)
+#   allreduce_bench 8 B on 1 rank: batch, per_op and graph timing side by side (launch overhead, latency floor),
+#     on the blocking communicator and again on the non-blocking one (CCBENCH_NCCL_BLOCKING=0), whose per-op
+#     helper thread the blocking one keeps out of the timed window
 #   allreduce_bench --check for every dtype NCCL has (0 wrong elements expected; FP8 reductions need sm_90+)
 #   allreduce_bench --nccl-variants: the sweep as configured and with NCCL_ALGO=Ring, tagged
 # Usage: scripts/gpu-smoke.sh [OUT_DIR]   (default gpu-smoke-<UTC>); exit 0 only when everything passed.
@@ -40,6 +42,8 @@ if [ -x "$apps/allreduce_bench" ] && command -v mpirun >/dev/null; then
   for timing in batch per_op graph; do
     step "allreduce-8B-$timing" mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 8 -n 200 \
       --timing "$timing" --out "$out/allreduce-8B-$timing.json"
+    step "allreduce-8B-$timing-nonblocking" mpirun -np 1 -x CCBENCH_NCCL_BLOCKING=0 "$apps/allreduce_bench" \
+      --backend nccl -b 8 -e 8 -n 200 --timing "$timing" --out "$out/allreduce-8B-$timing-nonblocking.json"
   done
   step allreduce-sweep-graph mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 8 --graph 20 \
     --out "$out/allreduce-graph.json"

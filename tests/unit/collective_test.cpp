@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ccbench/backend.hpp"
+
 namespace ccbench {
 namespace {
 
@@ -61,6 +63,20 @@ TEST(CollectiveTable, NamesRoundTrip) {
     EXPECT_EQ(&info(row.id), &row);
   }
   EXPECT_FALSE(parse_collective("allreduce"));
+}
+
+// A size below one element per rank gives count 0, which NCCL accepts and returns from at once: every
+// backend skips it with the same reason instead of timing nothing (the NCCL backend asks generic_support).
+TEST(Collective, SizesBelowOneElementPerRankAreSkippedAlike) {
+  const auto& rs = info(Collective::ReduceScatter);
+  const std::uint64_t count = count_for_bytes(rs, 16, 4, 8);  // 16 B of float32 over 8 ranks
+  EXPECT_EQ(count, 0U);
+  const Support s =
+      generic_support(CaseSpec{Collective::ReduceScatter, DType::Float32, ReduceOp::Sum, 0, false, count});
+  EXPECT_FALSE(s.supported);
+  EXPECT_EQ(s.reason, "size is below one element per rank");
+  EXPECT_TRUE(
+      generic_support(CaseSpec{Collective::ReduceScatter, DType::Float32, ReduceOp::Sum, 0, false, 1}).supported);
 }
 
 }  // namespace

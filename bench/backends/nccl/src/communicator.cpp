@@ -43,20 +43,21 @@ void Poller::pause() {
   }
 }
 
-Communicator::Communicator(const ncclUniqueId& id, int nranks, int rank, double timeout_s)
+Communicator::Communicator(const ncclUniqueId& id, int nranks, int rank, double timeout_s, bool blocking)
     : m_rank(rank), m_size(nranks), m_timeout_s(timeout_s) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 1;
+  config.blocking = blocking ? 1 : 0;
   ncclComm_t comm = nullptr;
   const ncclResult_t result = ncclCommInitRankConfig(&comm, nranks, id, rank, &config);
   m_comm.reset(comm);
   m_live = comm;
-  if (result != ncclSuccess) {
+  if (result != ncclSuccess && result != ncclInProgress) {
     const std::string message =
         nccl_error_message(result, comm, "ncclCommInitRankConfig on rank " + std::to_string(rank));
     abort();
     throw BackendError(message);
   }
+  wait_until([] { return true; }, std::string("communicator set-up"));  // non-blocking: until it is ready
 }
 
 void Communicator::abort() noexcept {

@@ -50,7 +50,9 @@ class Communicator {
   /// Creates this rank's communicator (blocking until every rank has joined; the hang guard's watchdog
   /// bounds that). `timeout_s` bounds every later wait. The current CUDA device must already be the
   /// rank's GPU.
-  Communicator(const ncclUniqueId& id, int nranks, int rank, double timeout_s);
+  /// `blocking` false gives the non-blocking communicator (set-up and ops polled to completion within the
+  /// timeout), kept to measure what it costs (CCBENCH_NCCL_BLOCKING=0).
+  Communicator(const ncclUniqueId& id, int nranks, int rank, double timeout_s, bool blocking = true);
   /// Finalises (waiting at most the timeout) and destroys; aborts when that fails. Never throws.
   ~Communicator();
   Communicator(const Communicator&) = delete;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -145,7 +146,7 @@ int compute_capability_major(int device) {
   return major;
 }
 
-std::map<std::string, std::string> collect_versions(int device, int nccl_version) {
+std::map<std::string, std::string> collect_versions(int device, int nccl_version, bool blocking) {
   std::map<std::string, std::string> versions;
   versions["nccl"] = nccl_detail::version_string(nccl_version);
   int runtime = 0;
@@ -157,6 +158,7 @@ std::map<std::string, std::string> collect_versions(int device, int nccl_version
     versions["cuda_driver"] = cuda_version_string(driver);
   }
   versions["gpu"] = gpu_description(device);
+  versions["nccl_communicator"] = blocking ? "blocking" : "non-blocking (CCBENCH_NCCL_BLOCKING=0)";
   // Provenance of the numbers: what steered NCCL's choice of algorithm and protocol (as set here; NCCL's
   // own choice per size is not exposed by its API; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs it).
   const auto steered = [](const char* name, const char* otherwise) {
@@ -202,7 +204,8 @@ struct Setup {
   int device = 0;
   int nccl_version = 0;
   double timeout_s = 0.0;
-  bool check = false;  // -c: cases whose result cannot be checked exactly are refused
+  bool check = false;    // -c: cases whose result cannot be checked exactly are refused
+  bool blocking = true;  // CCBENCH_NCCL_BLOCKING=0: the non-blocking communicator, to measure what it costs
   // The lowest across the group: what every rank may use (each rank decides supports() alone, so a
   // job mixing GPU generations or NCCL libraries must decide alike, or one rank skips what others enter).
   int group_nccl_version = 0;
@@ -258,7 +261,10 @@ class NcclBackend final : public Backend {
   std::uint64_t m_graph_ops = 0;
 
  public:
-  ~NcclBackend() override { drop_graph(); }
+  ~NcclBackend() override {
+    drop_graph();
+    m_comm.release_before_abort({});  // the graph's members go before the communicator does
+  }
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
   NcclBackend(NcclBackend&&) = delete;
@@ -266,13 +272,13 @@ class NcclBackend final : public Backend {
 };
 
 NcclBackend::NcclBackend(const Setup& setup)
-    : m_versions(collect_versions(setup.device, setup.nccl_version)),
+    : m_versions(collect_versions(setup.device, setup.nccl_version, setup.blocking)),
       m_bus_id(pci_bus_id(setup.device)),
       m_native_alltoall(nccl_detail::use_native_alltoall(setup.nccl_version)),
       m_group_nccl_version(setup.group_nccl_version),
       m_group_sm_major(setup.group_sm_major),
       m_check(setup.check),
-      m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s),
+      m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s, setup.blocking),
       m_timer(m_comm, m_stream.get(), m_what) {
   // ncclCommAbort waits for the references of a captured graph: an error under --timing graph would
   // otherwise become a timeout and lose NCCL's message.
@@ -498,6 +504,8 @@ std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int loc
   setup.nranks = group.size();
   setup.timeout_s = timeout_s;
   setup.check = check;
+  const char* blocking = std::getenv("CCBENCH_NCCL_BLOCKING");
+  setup.blocking = blocking == nullptr || std::string_view(blocking) != "0";
   return std::make_unique<NcclBackend>(setup);
 }
 
