@@ -127,7 +127,7 @@ class MpiBackend final : public Backend {
     }
     const std::uint64_t most =
         std::max(elements(coll.send, spec.count, m_size), elements(coll.recv, spec.count, m_size));
-    if (const Support generic = generic_support(spec); !generic.supported) {
+    if (Support generic = generic_support(spec); !generic.supported) {
       return generic;
     }
     if (most > static_cast<std::uint64_t>(INT_MAX)) {

@@ -293,7 +293,7 @@ Support NcclBackend::supports(const CaseSpec& spec) const {
   if (is_copy(spec.collective)) {
     return unsupported("GPU copies are copy_bench's");
   }
-  if (const Support generic = generic_support(spec); !generic.supported) {
+  if (Support generic = generic_support(spec); !generic.supported) {
     return generic;
   }
   if (!nccl_detail::to_nccl(spec.dtype)) {
