@@ -35,7 +35,7 @@ Peak peak(const std::vector<HostTopology>& hosts, const std::vector<RankPlace>& 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // PCIe per direction, from the line rate: GT/s x 128/130 / 8 bits x 16 lanes.
-constexpr double kGen3x16 = 8.0 * 128 / 130 / 8 * 16;   // 15.75
+constexpr double kGen3x16 = 8.0 * 128 / 130 / 8 * 16;   // 15.754
 constexpr double kGen4x16 = 16.0 * 128 / 130 / 8 * 16;  // 31.51
 constexpr double kGen5x16 = 32.0 * 128 / 130 / 8 * 16;  // 63.02
 
