@@ -283,7 +283,7 @@ std::size_t shared_bridges(const Nic& nic, const Gpu& gpu) {
 
 /// The rail of a GPU: the fabric NICs that share the most PCIe bridges with it, then those on its
 /// NUMA node; all of them when nothing tells them apart. A lone rank on a host has no local peer
-/// to relay through (PXN), so its traffic uses only these (the NIC --bind auto gives NCCL).
+/// to relay through (PXN), so its traffic uses only these (NCCL pairs each GPU with its nearest NIC).
 std::vector<const Nic*> rail_of(const Gpu& gpu, const std::vector<const Nic*>& fabric) {
   std::size_t best = 0;
   for (const Nic* nic : fabric) {
