@@ -8,6 +8,7 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   clang libclang-rt-14-dev                      # the reader's fuzz target (libFuzzer)
   chromium fonts-dejavu-core python3-pil        # the HTML report opened in headless Chromium
   python3-junitparser                           # JUnit XML from ccbench-report accept, parsed
+  python3-scipy                                 # the median's interval checked against scipy.stats.binom
   slurm-wlm munge                               # the slurm tier: a two-node Slurm cluster on this machine
   iproute2                                      # the cluster tier: network namespaces, veth, tc
   qemu-system-x86 busybox-static kmod perftest  # the rdma tier: Soft-RoCE in a QEMU guest, perftest for reference

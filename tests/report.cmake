@@ -23,6 +23,10 @@ foreach(_case golden malformed compare_scaled)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/report_test.py ${_report_args} ${_case})
   set_tests_properties(report.${_case} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
+add_test(NAME report.compare_scipy
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/compare_scipy_test.py
+                 --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data/report)
+set_tests_properties(report.compare_scipy PROPERTIES LABELS unit TIMEOUT 300 SKIP_RETURN_CODE 77)
 add_test(NAME report.accept_junit
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/accept_junit_test.py ${_report_args})
 set_tests_properties(report.accept_junit PROPERTIES LABELS unit TIMEOUT 300 SKIP_RETURN_CODE 77)

@@ -53,11 +53,11 @@ std::optional<detail::Shift> log_time_shift(const CaseResult& base, const CaseRe
   method = "medians' CIs";
   const auto& b = *base.time;
   const auto& c = *cand.time;
-  if (b.p50 <= 0.0 || c.p50 <= 0.0 || b.p50_ci95.lo <= 0.0 || c.p50_ci95.lo <= 0.0) {
+  if (!b.p50_ci95 || !c.p50_ci95 || b.p50 <= 0.0 || c.p50 <= 0.0 || b.p50_ci95->lo <= 0.0 || c.p50_ci95->lo <= 0.0) {
     return std::nullopt;
   }
   const auto half = [](const Summary& s) {
-    return std::max(std::log(s.p50 / s.p50_ci95.lo), std::log(s.p50_ci95.hi / s.p50));
+    return std::max(std::log(s.p50 / s.p50_ci95->lo), std::log(s.p50_ci95->hi / s.p50));
   };
   const double estimate = std::log(c.p50 / b.p50);
   const double h = std::hypot(half(b), half(c));
@@ -129,10 +129,17 @@ RowComparison compare_row(const RowKey& key, const CaseResult& base, const CaseR
   }
   const auto n = std::min(base.time->n, cand.time->n);
   const auto shift = log_time_shift(base, cand, row.method);
-  if (n < options.min_samples || !shift) {
-    row.verdict = Verdict::Unsure;
-    row.why = n < options.min_samples ? fmt::format("too few samples ({} < {})", n, options.min_samples)
-                                      : std::string("too few samples for a confidence interval");
+  row.verdict = Verdict::Unsure;
+  if (n < options.min_samples) {
+    row.why = fmt::format("too few samples ({} < {})", n, options.min_samples);
+    return row;
+  }
+  if (!base.time->p50_ci95 || !cand.time->p50_ci95) {
+    row.why = fmt::format("no 95% CI of the median ({} sample{} on a side; it takes 6)", n, n == 1 ? "" : "s");
+    return row;
+  }
+  if (!shift) {
+    row.why = "too few samples for a confidence interval";
     return row;
   }
   // busbw is proportional to 1/time; against the spec it is also divided by the peak.

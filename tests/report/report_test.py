@@ -208,9 +208,9 @@ def percentile(sorted_values, p):
 
 
 def median_ci_ranks(n):
-    """1-based (j, k) with P(X(j) <= median <= X(k)) >= 0.95 from binomial(n, 1/2); (1, n) below n = 6."""
+    """1-based (j, k) with P(X(j) <= median <= X(k)) >= 0.95 from binomial(n, 1/2); None below n = 6."""
     if n < 6:
-        return 1, n
+        return None
     cdf = 0.0
     j = 0
     while True:
@@ -227,13 +227,14 @@ def resummarize(case, samples_us):
     s = sorted(samples_us)
     n = len(s)
     mean = sum(s) / n
-    j, k = median_ci_ranks(n)
+    ranks = median_ci_ranks(n)
     old_p50 = case["time"]["p50_us"]
     case["samples_us"] = samples_us
     case["time"] = {"n": n, "min_us": s[0], "p50_us": percentile(s, 50), "mean_us": mean,
                     "p95_us": percentile(s, 95), "p99_us": percentile(s, 99), "max_us": s[-1],
                     "stdev_us": math.sqrt(sum((x - mean) ** 2 for x in s) / (n - 1)) if n > 1 else 0.0,
-                    "p50_ci95_lo_us": s[j - 1], "p50_ci95_hi_us": s[k - 1]}
+                    "p50_ci95_lo_us": s[ranks[0] - 1] if ranks else None,
+                    "p50_ci95_hi_us": s[ranks[1] - 1] if ranks else None}
     ratio = old_p50 / case["time"]["p50_us"]
     for key in ("algbw_GBps", "busbw_GBps", "busbw_mean_GBps"):
         case[key] *= ratio

@@ -86,14 +86,16 @@ TEST(PeakOnFixtures, DgxH100TwoNodes) {
   // ports share no PCIe switch with a GPU and do not count).
   EXPECT_EQ(peaks(c, Split::World), (Peaks{{"world", 50.0}}));
   EXPECT_EQ(peaks(c, Split::Node), (Peaks{{"node:host0", 450.0}, {"node:host1", 450.0}}));
-  // One rank per host: 8 x 50 / 1 = 400, capped by that GPU's own PCIe Gen5 x16 link (63 GB/s),
-  // which GPUDirect RDMA crosses when no other local GPU can relay.
-  EXPECT_EQ(peaks(c, Split::CrossNode), (Peaks{{"cross-node", 63.0}}));
+  // One rank per host: no other local GPU can relay (PXN), so the rank's traffic leaves through
+  // its rail, the NDR port on its GPU's PCIe switch: 50 GB/s, not 8 x 50 / 1 (nor its 63 GB/s PCIe).
+  EXPECT_EQ(peaks(c, Split::CrossNode), (Peaks{{"cross-node", 50.0}}));
   Peaks rails;
   for (int k = 0; k < 8; ++k) {
-    rails["rail:" + std::to_string(k)] = 63.0;  // the same: one rank per host in each rail
+    rails["rail:" + std::to_string(k)] = 50.0;  // the same: one rank per host in each rail
   }
   EXPECT_EQ(peaks(c, Split::Rail), rails);
+  // Host-memory ranks do not get the rails: the 4 storage ports x 50 / 2 ranks per host = 100.
+  EXPECT_EQ(peaks(cluster("dgx_h100.json", 2, 2), Split::World, true), (Peaks{{"world", 100.0}}));
 }
 
 TEST(PeakOnFixtures, H800Node) {
@@ -108,14 +110,15 @@ TEST(PeakOnFixtures, H800Node) {
 
 TEST(PeakOnFixtures, FourGpuPcieBox) {
   const Cluster c = cluster("pcie_4gpu.json", 1, 4);
-  // No NVLink: PCIe Gen4 x16 = 31.5 GB/s per direction. GPU1 runs at x8 in an x16 slot: the peak
-  // stays the link's spec, so the downtrained GPU shows as a low %peak.
-  EXPECT_EQ(peaks(c, Split::World), (Peaks{{"world", 31.5}}));
-  EXPECT_EQ(peaks(c, Split::Pairs), (Peaks{{"pair:0-1", 31.5}, {"pair:2-3", 31.5}}));
+  // No NVLink: PCIe Gen4 x16 = 16 GT/s x 128/130 / 8 x 16 = 31.51 GB/s per direction. GPU1 runs at
+  // x8 in an x16 slot: the peak stays the link's spec, so the downtrained GPU shows as a low %peak.
+  constexpr double kGen4x16 = 16.0 * 128 / 130 / 8 * 16;
+  EXPECT_EQ(peaks(c, Split::World), (Peaks{{"world", kGen4x16}}));
+  EXPECT_EQ(peaks(c, Split::Pairs), (Peaks{{"pair:0-1", kGen4x16}, {"pair:2-3", kGen4x16}}));
   const Cluster two = cluster("pcie_4gpu.json", 2, 4);
   // One HDR 200 Gb/s port (25 GB/s) per box, shared by its 4 ranks: 6.25.
   EXPECT_EQ(peaks(two, Split::World), (Peaks{{"world", 6.25}}));
-  // One rank per box: 25 / 1 = 25, below its PCIe Gen4 x16 (31.5).
+  // One rank per box: 25 / 1 = 25, below its PCIe Gen4 x16 (31.51).
   EXPECT_EQ(peaks(two, Split::CrossNode), (Peaks{{"cross-node", 25.0}}));
 }
 

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ccbench/statistics.hpp"
+
 namespace ccbench {
 namespace {
 
@@ -42,7 +44,7 @@ ResultDocument sample_document() {
   r.size_bytes = 2048;
   r.ops_per_sample = 1;
   r.stop_reason = StopReason::TimeBudget;
-  r.time = Summary{12, 1e-6, 2e-6, 2.5e-6, 4e-6, 5e-6, 6e-6, 1e-6, {1.5e-6, 3e-6}};
+  r.time = Summary{12, 1e-6, 2e-6, 2.5e-6, 4e-6, 5e-6, 6e-6, 1e-6, Interval{1.5e-6, 3e-6}};
   r.samples_s = {1e-6, 2e-6};
   r.bus_factor = 1.5;
   r.algbw_GBps = 1.024;
@@ -87,7 +89,7 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.5.0");
+  EXPECT_EQ(j.at("schema_version"), "1.6.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
   EXPECT_FALSE(j.at("results").at(0).contains("variant"));  // only --nccl-variants rows carry one
@@ -145,6 +147,17 @@ TEST(ResultJson, UnitsAndNullsAsDocumented) {
   EXPECT_EQ(s.at("wrong_elements"), nullptr);
   EXPECT_EQ(s.at("peak_GBps"), nullptr);
   EXPECT_EQ(s.at("status"), "skipped");
+}
+
+// Below 6 samples the median has no 95% interval: written as null (1.6.0), read back as none.
+TEST(ResultJson, MedianCiOfFiveSamplesIsNull) {
+  ResultDocument doc = sample_document();
+  doc.results.at(0).time = summarize(std::vector<double>{1e-6, 2e-6, 3e-6, 4e-6, 5e-6});
+  const nlohmann::json j = to_json(doc);
+  const auto& time = j.at("results").at(0).at("time");
+  EXPECT_EQ(time.at("p50_ci95_lo_us"), nullptr) << time.dump();
+  EXPECT_EQ(time.at("p50_ci95_hi_us"), nullptr) << time.dump();
+  EXPECT_EQ(to_json(document_from_json(j)), j);
 }
 
 TEST(ResultJson, ForeignAndMalformedDocumentsThrow) {

@@ -21,25 +21,36 @@ TEST(Statistics, KnownSamples) {
   EXPECT_DOUBLE_EQ(s.mean, 5.5);
   EXPECT_NEAR(s.stdev, 3.0276503540974917, 1e-12);
   // n = 10: the 95% CI of the median is (x(2), x(9)) (binomial coverage 97.9%).
-  EXPECT_DOUBLE_EQ(s.p50_ci95.lo, 2);
-  EXPECT_DOUBLE_EQ(s.p50_ci95.hi, 9);
+  ASSERT_TRUE(s.p50_ci95);
+  EXPECT_DOUBLE_EQ(s.p50_ci95->lo, 2);
+  EXPECT_DOUBLE_EQ(s.p50_ci95->hi, 9);
 }
 
 TEST(Statistics, MedianCiRanksFromTheBinomialTable) {
   // Conover, Practical Nonparametric Statistics, and scipy's binom.ppf: (j, n+1-j).
-  EXPECT_EQ(median_ci95_ranks(6).lo, 1U);
-  EXPECT_EQ(median_ci95_ranks(10).lo, 2U);
-  EXPECT_EQ(median_ci95_ranks(20).lo, 6U);
-  EXPECT_EQ(median_ci95_ranks(20).hi, 15U);
-  EXPECT_EQ(median_ci95_ranks(100).lo, 40U);
-  EXPECT_EQ(median_ci95_ranks(100).hi, 61U);
-  EXPECT_EQ(median_ci95_ranks(3).lo, 1U);
-  EXPECT_EQ(median_ci95_ranks(3).hi, 3U);
+  EXPECT_EQ(median_ci95_ranks(6)->lo, 1U);
+  EXPECT_EQ(median_ci95_ranks(10)->lo, 2U);
+  EXPECT_EQ(median_ci95_ranks(20)->lo, 6U);
+  EXPECT_EQ(median_ci95_ranks(20)->hi, 15U);
+  EXPECT_EQ(median_ci95_ranks(100)->lo, 40U);
+  EXPECT_EQ(median_ci95_ranks(100)->hi, 61U);
+}
+
+// Below 6 samples even (min, max) covers the median with only 1 - 2^(1-n) < 95% (93.75% at n = 5):
+// there is no 95% interval, and min..max must not be written as one.
+TEST(Statistics, NoMedianCiBelowSixSamples) {
+  for (std::uint64_t n = 0; n < 6; ++n) {
+    EXPECT_FALSE(median_ci95_ranks(n)) << "n=" << n;
+  }
+  const Summary five = summarize(std::vector<double>{1, 2, 3, 4, 5});
+  EXPECT_FALSE(five.p50_ci95);
+  EXPECT_EQ(relative_ci_halfwidth(five), INFINITY);  // a stop rule keeps sampling
+  EXPECT_TRUE(summarize(std::vector<double>{1, 2, 3, 4, 5, 6}).p50_ci95);
 }
 
 TEST(Statistics, MedianCiCoverageIsAtLeast95PercentAcrossN) {
   for (std::uint64_t n = 6; n <= 1000; n += 7) {
-    const RankPair r = median_ci95_ranks(n);
+    const RankPair r = *median_ci95_ranks(n);
     // P(j <= B <= n - j) for B ~ binomial(n, 1/2), computed independently with lgamma.
     double cover = 0;
     const auto nd = static_cast<double>(n);
@@ -53,7 +64,7 @@ TEST(Statistics, MedianCiCoverageIsAtLeast95PercentAcrossN) {
 }
 
 TEST(Statistics, NormalApproximationAboveAThousand) {
-  const RankPair r = median_ci95_ranks(10000);
+  const RankPair r = *median_ci95_ranks(10000);
   EXPECT_EQ(r.lo, 4902U);  // floor(5000 - 1.96 * 50)
   EXPECT_EQ(r.hi, 5099U);
 }
@@ -61,7 +72,7 @@ TEST(Statistics, NormalApproximationAboveAThousand) {
 TEST(Statistics, RelativeHalfWidthUsesTheWiderSide) {
   Summary s;
   s.p50 = 100;
-  s.p50_ci95 = {99, 103};
+  s.p50_ci95 = Interval{99, 103};
   EXPECT_DOUBLE_EQ(relative_ci_halfwidth(s), 0.03);
 }
 
@@ -70,7 +81,7 @@ TEST(Statistics, EmptyAndSingle) {
   const Summary one = summarize(std::vector<double>{4.0});
   EXPECT_DOUBLE_EQ(one.p50, 4.0);
   EXPECT_DOUBLE_EQ(one.stdev, 0.0);
-  EXPECT_DOUBLE_EQ(one.p50_ci95.lo, 4.0);
+  EXPECT_FALSE(one.p50_ci95);
 }
 
 }  // namespace

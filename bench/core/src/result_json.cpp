@@ -65,8 +65,8 @@ nlohmann::json summary_json(const Summary& s) {
           {"p999_us", s.p999 * kUs},
           {"max_us", s.max * kUs},
           {"stdev_us", s.stdev * kUs},
-          {"p50_ci95_lo_us", s.p50_ci95.lo * kUs},
-          {"p50_ci95_hi_us", s.p50_ci95.hi * kUs}};
+          {"p50_ci95_lo_us", s.p50_ci95 ? nlohmann::json(s.p50_ci95->lo * kUs) : nlohmann::json(nullptr)},
+          {"p50_ci95_hi_us", s.p50_ci95 ? nlohmann::json(s.p50_ci95->hi * kUs) : nlohmann::json(nullptr)}};
 }
 
 Summary summary_from(const nlohmann::json& j) {
@@ -80,7 +80,12 @@ Summary summary_from(const nlohmann::json& j) {
   s.p999 = j.value("p999_us", j.at("max_us").get<double>()) / kUs;  // 1.3.0; before, the closest is max
   s.max = j.at("max_us").get<double>() / kUs;
   s.stdev = j.at("stdev_us").get<double>() / kUs;
-  s.p50_ci95 = {j.at("p50_ci95_lo_us").get<double>() / kUs, j.at("p50_ci95_hi_us").get<double>() / kUs};
+  const auto& lo = j.at("p50_ci95_lo_us");
+  const auto& hi = j.at("p50_ci95_hi_us");
+  // Below 6 samples there is no 95% CI: null from 1.6.0; before, min..max stood in for one.
+  if (s.n >= 6 && !lo.is_null() && !hi.is_null()) {
+    s.p50_ci95 = Interval{lo.get<double>() / kUs, hi.get<double>() / kUs};
+  }
   return s;
 }
 

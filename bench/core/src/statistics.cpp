@@ -55,9 +55,9 @@ std::uint64_t first_rank_above_tail(std::uint64_t n) {
 
 }  // namespace
 
-RankPair median_ci95_ranks(std::uint64_t n) {
+std::optional<RankPair> median_ci95_ranks(std::uint64_t n) {
   if (n < 6) {
-    return {1, std::max<std::uint64_t>(n, 1)};
+    return std::nullopt;
   }
   std::uint64_t j = 0;
   if (n <= 1000) {
@@ -68,22 +68,22 @@ RankPair median_ci95_ranks(std::uint64_t n) {
     j = static_cast<std::uint64_t>(std::floor(nd / 2.0 - 1.959964 * std::sqrt(nd) / 2.0));
   }
   j = std::max<std::uint64_t>(j, 1);
-  return {j, n + 1 - j};
+  return RankPair{j, n + 1 - j};
 }
 
-Interval median_ci95(std::span<const double> sorted) {
-  if (sorted.empty()) {
-    return {};
+std::optional<Interval> median_ci95(std::span<const double> sorted) {
+  const auto r = median_ci95_ranks(sorted.size());
+  if (!r) {
+    return std::nullopt;
   }
-  const RankPair r = median_ci95_ranks(sorted.size());
-  return {sorted[r.lo - 1], sorted[r.hi - 1]};
+  return Interval{sorted[r->lo - 1], sorted[r->hi - 1]};
 }
 
 double relative_ci_halfwidth(const Summary& s) {
-  if (s.p50 <= 0.0) {
+  if (s.p50 <= 0.0 || !s.p50_ci95) {
     return INFINITY;
   }
-  return std::max(s.p50 - s.p50_ci95.lo, s.p50_ci95.hi - s.p50) / s.p50;
+  return std::max(s.p50 - s.p50_ci95->lo, s.p50_ci95->hi - s.p50) / s.p50;
 }
 
 Summary summarize(std::span<const double> samples) {

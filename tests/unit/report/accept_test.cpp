@@ -99,6 +99,21 @@ TEST(AcceptProfile, H800ThresholdsAreDerivedNotPublished) {
   }
 }
 
+// Public 8x H800 NCCL logs show no NVLS channels (NVIDIA/nccl#892): the all_reduce runs as a ring,
+// which cannot pass 100% of the NVLink peak, so a threshold above it would fail a healthy node.
+TEST(AcceptProfile, H800AllReduceThresholdIsFromTheRingBoundAndCitesNccl892) {
+  const auto profile = load_profile(kProfiles / "h800-sxm-8gpu.json");
+  const auto check = std::find_if(profile.checks.begin(), profile.checks.end(),
+                                  [](const auto& c) { return c.id == "allreduce-busbw-16g"; });
+  ASSERT_NE(check, profile.checks.end());
+  ASSERT_TRUE(check->min_pct_of_peak);
+  EXPECT_LE(*check->min_pct_of_peak, 100.0) << "above the ring bound";
+  EXPECT_NE(check->note.find("nccl-892"), std::string::npos) << check->note;
+  ASSERT_EQ(profile.sources.count("nccl-892"), 1U);
+  EXPECT_EQ(profile.sources.at("nccl-892").url, "https://github.com/NVIDIA/nccl/issues/892");
+  EXPECT_NE(profile.sources.at("nccl-892").says.find("0 nvls channels"), std::string::npos);
+}
+
 TEST(AcceptProfile, ErrorNamesFilePointerAndExpectation) {
   json doc = json::parse(R"({"profile": "ccbench.accept", "profile_version": "1.0.0", "id": "x", "name": "x",
     "checks": [{"id": "a", "kind": "no_failed"}, {"id": "b", "kind": "no_timed_out"}, {"id": "c", "kind": "foo"}]})");

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "ccbench/report/compare.hpp"
+#include "ccbench/statistics.hpp"
 #include "compare_stats.hpp"
 
 namespace ccbench::report {
@@ -21,8 +22,10 @@ LoadedRun scaled(LoadedRun run, double factor) {
     }
     if (r.time) {
       r.time->p50 *= factor;
-      r.time->p50_ci95.lo *= factor;
-      r.time->p50_ci95.hi *= factor;
+      if (r.time->p50_ci95) {
+        r.time->p50_ci95->lo *= factor;
+        r.time->p50_ci95->hi *= factor;
+      }
     }
     r.busbw_GBps /= factor;
   }
@@ -102,6 +105,24 @@ TEST(ReportCompare, TooFewSamplesIsUnsure) {
   const auto c = compare_runs({base_run()}, {few}, {});
   EXPECT_TRUE(all_are(c, Verdict::Unsure));
   EXPECT_NE(c.rows.front().why.find("too few samples (3 < 5)"), std::string::npos);
+}
+
+// Five samples a side pass --min-samples 5, but no 95% interval of a median exists below 6: the
+// row is UNSURE, not judged on min..max posing as an interval.
+TEST(ReportCompare, FiveSamplesHaveNoMedianCiAndAreUnsure) {
+  auto five = base_run();
+  for (auto& r : five.doc.results) {
+    if (r.time) {
+      r.samples_s.resize(std::min<std::size_t>(r.samples_s.size(), 5));
+      r.time = summarize(r.samples_s);
+      r.samples_s.clear();
+    }
+  }
+  CompareOptions options;
+  options.min_samples = 5;
+  const auto c = compare_runs({five}, {scaled(five, 3.0)}, options);
+  EXPECT_TRUE(all_are(c, Verdict::Unsure));
+  EXPECT_NE(c.rows.front().why.find("no 95% CI of the median (5 samples"), std::string::npos) << c.rows.front().why;
 }
 
 TEST(ReportCompare, MediansCiWhenNoRawSamples) {

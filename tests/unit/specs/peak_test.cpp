@@ -34,6 +34,11 @@ Peak peak(const std::vector<HostTopology>& hosts, const std::vector<RankPlace>& 
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// PCIe per direction, from the line rate: GT/s x 128/130 / 8 bits x 16 lanes.
+constexpr double kGen3x16 = 8.0 * 128 / 130 / 8 * 16;   // 15.754
+constexpr double kGen4x16 = 16.0 * 128 / 130 / 8 * 16;  // 31.51
+constexpr double kGen5x16 = 32.0 * 128 / 130 / 8 * 16;  // 63.02
+
 TEST(ExpectedPeak, HgxH100WorldGroupIsNvlink450) {
   const auto p = peak({hgx_node("node-a", "NVIDIA H100 80GB HBM3", 18)}, gpu_ranks(0, 0, 8));
   ASSERT_TRUE(p.GBps) << p.basis;
@@ -67,8 +72,8 @@ TEST(ExpectedPeak, SubgroupOfAnNvswitchNodeKeepsEveryLink) {
 TEST(ExpectedPeak, PcieBoxOfFourGpusIsGen4x16) {
   const auto p = peak({fixtures::pcie_box("box", "NVIDIA A100-PCIE-40GB")}, gpu_ranks(0, 0, 4));
   ASSERT_TRUE(p.GBps) << p.basis;
-  EXPECT_DOUBLE_EQ(*p.GBps, 31.5);
-  EXPECT_TRUE(contains(p.basis, "PCIe Gen4 x16 31.5 GB/s per direction")) << p.basis;
+  EXPECT_DOUBLE_EQ(*p.GBps, kGen4x16);
+  EXPECT_TRUE(contains(p.basis, "PCIe Gen4 x16 31.5077 GB/s per direction")) << p.basis;
 }
 
 TEST(ExpectedPeak, DowntrainedGpuKeepsTheSpecPeakAndSaysSo) {
@@ -78,14 +83,14 @@ TEST(ExpectedPeak, DowntrainedGpuKeepsTheSpecPeakAndSaysSo) {
   box.gpus[2].pcie.gen_current = 3;
   const auto p = peak({box}, gpu_ranks(0, 0, 4));
   ASSERT_TRUE(p.GBps) << p.basis;
-  EXPECT_DOUBLE_EQ(*p.GBps, 31.5);  // Gen4 x16
+  EXPECT_DOUBLE_EQ(*p.GBps, kGen4x16);
   EXPECT_TRUE(contains(p.basis, "GPU2: Gen3 x16 at discovery, below its max")) << p.basis;
 
   auto narrow = fixtures::pcie_box("box", "NVIDIA A100-PCIE-40GB");
   narrow.gpus[1].pcie.width_current = 8;
   const auto q = peak({narrow}, gpu_ranks(0, 0, 4));
   ASSERT_TRUE(q.GBps);
-  EXPECT_DOUBLE_EQ(*q.GBps, 31.5);
+  EXPECT_DOUBLE_EQ(*q.GBps, kGen4x16);
   EXPECT_TRUE(contains(q.basis, "GPU1: Gen4 x8 at discovery, below its max")) << q.basis;
 }
 
@@ -95,11 +100,11 @@ TEST(ExpectedPeak, ASlowerSlotLowersThePcieBound) {
   box.gpus[2].pcie.gen_current = 3;
   const auto p = peak({box}, gpu_ranks(0, 0, 4));
   ASSERT_TRUE(p.GBps) << p.basis;
-  EXPECT_DOUBLE_EQ(*p.GBps, 15.75);  // Gen3 x16
+  EXPECT_DOUBLE_EQ(*p.GBps, kGen3x16);
   EXPECT_TRUE(contains(p.basis, "slowest GPU: GPU2")) << p.basis;
   const auto healthy_pair = peak({box}, gpu_ranks(0, 0, 2));  // GPU2 not in the group
   ASSERT_TRUE(healthy_pair.GBps);
-  EXPECT_DOUBLE_EQ(*healthy_pair.GBps, 31.5);
+  EXPECT_DOUBLE_EQ(*healthy_pair.GBps, kGen4x16);
 }
 
 TEST(ExpectedPeak, BridgedPcieCardsUseTheBridgeWithNvmlStyleBusIds) {
@@ -112,7 +117,7 @@ TEST(ExpectedPeak, BridgedPcieCardsUseTheBridgeWithNvmlStyleBusIds) {
 
   const auto all_four = peak({box}, gpu_ranks(0, 0, 4));  // GPU2, GPU3 have no bridge: PCIe
   ASSERT_TRUE(all_four.GBps) << all_four.basis;
-  EXPECT_DOUBLE_EQ(*all_four.GBps, 31.5);  // the fixture's Gen4 x16 links
+  EXPECT_DOUBLE_EQ(*all_four.GBps, kGen4x16);  // the fixture's Gen4 x16 links
 }
 
 TEST(ExpectedPeak, DirectMeshCountsOnlyLinksToTheGroup) {
@@ -133,21 +138,41 @@ TEST(ExpectedPeak, TwoH100NodesEightRanksEachGetTheNicShare) {
   const auto p = peak(hosts, concat(gpu_ranks(0, 0, 8), gpu_ranks(1, 0, 8)));
   ASSERT_TRUE(p.GBps) << p.basis;
   EXPECT_DOUBLE_EQ(*p.GBps, 50.0);  // 8 NDR x 50 GB/s / 8 ranks; the 1 Gb/s management port is not counted
-  EXPECT_EQ(p.basis, "NIC share on node-a: 8 x InfiniBand NDR 4x (50 GB/s) / 8 ranks = 50 GB/s per direction per rank");
+  EXPECT_EQ(p.basis,
+            "NIC share on node-a: 8 x InfiniBand NDR (4x NDR) (50 GB/s) / 8 ranks = 50 GB/s per direction per rank");
 }
 
-// Choice (documented in peak.hpp): the share is (sum of the host's NICs) / (ranks on the host), so
-// one rank per host would be offered all 8 NICs = 400 GB/s. But that rank's data leaves its GPU
-// through the GPU's own PCIe link (GPUDirect RDMA reads GPU memory over PCIe, and with no other rank
-// on the host there is no PXN peer to relay over NVLink), so the bound is PCIe Gen5 x16 = 63 GB/s.
-TEST(ExpectedPeak, TwoH100NodesOneRankEachAreBoundByTheGpusPcieLink) {
+// One rank per host has no local peer to relay through NVLink (PXN), so its traffic leaves
+// through its own rail: NIC k for GPU k, NDR 50 GB/s, below the GPU's PCIe Gen5 x16 (63.02) and far
+// below the 8 x 50 GB/s of all the host's rails.
+TEST(ExpectedPeak, TwoH100NodesOneRankEachAreBoundByTheirRail) {
   const std::vector<HostTopology> hosts{hgx_node("node-a", "NVIDIA H100 80GB HBM3", 18),
                                         hgx_node("node-b", "NVIDIA H100 80GB HBM3", 18)};
-  const auto p = peak(hosts, {RankPlace{0, 0}, RankPlace{1, 0}});
+  const auto p = peak(hosts, {RankPlace{0, 3}, RankPlace{1, 3}});
   ASSERT_TRUE(p.GBps) << p.basis;
-  EXPECT_DOUBLE_EQ(*p.GBps, 63.0);
-  EXPECT_TRUE(contains(p.basis, "PCIe Gen5 x16 63 GB/s per direction")) << p.basis;
-  EXPECT_TRUE(contains(p.basis, "GPU0 on node-a's own PCIe link to the NICs")) << p.basis;
+  EXPECT_DOUBLE_EQ(*p.GBps, 50.0);
+  EXPECT_EQ(p.basis,
+            "rail of GPU3 on node-a: 1 x InfiniBand NDR (4x NDR) (50 GB/s) / 1 rank = 50 GB/s per direction per rank");
+}
+
+// Without PCIe paths the rail is the NICs on the GPU's NUMA node; a faster rail leaves the GPU's
+// own PCIe link as the bound.
+TEST(ExpectedPeak, LoneRankRailByNumaNodeThenCappedByItsPcieLink) {
+  std::vector<HostTopology> hosts{hgx_node("node-a", "NVIDIA H100 80GB HBM3", 18),
+                                  hgx_node("node-b", "NVIDIA H100 80GB HBM3", 18)};
+  for (auto& host : hosts) {
+    for (auto& nic : host.nics) {
+      nic.pci_path.clear();
+    }
+    for (auto& gpu : host.gpus) {
+      gpu.pci_path.clear();
+    }
+  }
+  const auto numa = peak(hosts, {RankPlace{0, 5}, RankPlace{1, 5}});
+  ASSERT_TRUE(numa.GBps) << numa.basis;
+  EXPECT_DOUBLE_EQ(*numa.GBps, kGen5x16);  // 4 x 50 on node 1, capped by PCIe
+  EXPECT_TRUE(contains(numa.basis, "PCIe Gen5 x16 63.0154 GB/s per direction")) << numa.basis;
+  EXPECT_TRUE(contains(numa.basis, "GPU5 on node-a's own PCIe link to the NICs")) << numa.basis;
 }
 
 TEST(ExpectedPeak, NicDownLowersTheShareAndTheSlowestHostWins) {
@@ -157,7 +182,7 @@ TEST(ExpectedPeak, NicDownLowersTheShareAndTheSlowestHostWins) {
   const auto p = peak({a, b}, concat(gpu_ranks(0, 0, 8), gpu_ranks(1, 0, 8)));
   ASSERT_TRUE(p.GBps) << p.basis;
   EXPECT_DOUBLE_EQ(*p.GBps, 43.75);  // 7 x 50 / 8
-  EXPECT_TRUE(contains(p.basis, "node-b: 7 x InfiniBand NDR 4x")) << p.basis;
+  EXPECT_TRUE(contains(p.basis, "node-b: 7 x InfiniBand NDR (4x NDR)")) << p.basis;
 }
 
 TEST(ExpectedPeak, CrossHostIsCappedByTheIntraHostBound) {
@@ -175,7 +200,7 @@ TEST(ExpectedPeak, CrossHostIsCappedByTheIntraHostBound) {
   b.gpus[1].pcie.gen_max = 3;  // in a Gen3 slot
   const auto p = peak({a, b}, concat(gpu_ranks(0, 0, 2), gpu_ranks(1, 0, 2)));
   ASSERT_TRUE(p.GBps) << p.basis;
-  EXPECT_DOUBLE_EQ(*p.GBps, 15.75);
+  EXPECT_DOUBLE_EQ(*p.GBps, kGen3x16);
   EXPECT_TRUE(contains(p.basis, "GPU1 on box-b")) << p.basis;
 }
 
@@ -198,12 +223,35 @@ TEST(ExpectedPeak, HostMemoryOnOneHostIsUnknown) {
   EXPECT_EQ(p.basis, "host memory: no spec for shared-memory copies");
 }
 
-TEST(ExpectedPeak, HostMemoryAcrossHostsGetsTheNicShare) {
-  const std::vector<HostTopology> hosts{hgx_node("node-a", "NVIDIA H100 80GB HBM3", 18),
-                                        hgx_node("node-b", "NVIDIA H100 80GB HBM3", 18)};
+// Host-memory (MPI) ranks do not get the GPUs' rails: only the ports that are no GPU's rail count.
+TEST(ExpectedPeak, HostMemoryAcrossHostsGetsTheNonRailPorts) {
+  std::vector<HostTopology> hosts{hgx_node("node-a", "NVIDIA H100 80GB HBM3", 18),
+                                  hgx_node("node-b", "NVIDIA H100 80GB HBM3", 18)};
+  for (auto& host : hosts) {
+    host.nics.push_back(fixtures::ib_nic(8, 400.0));  // a storage port, on no GPU's PCIe switch
+  }
   const auto p = peak(hosts, {RankPlace{0, -1}, RankPlace{0, -1}, RankPlace{1, -1}, RankPlace{1, -1}});
   ASSERT_TRUE(p.GBps) << p.basis;
-  EXPECT_DOUBLE_EQ(*p.GBps, 200.0);  // 8 x 50 / 2 ranks
+  EXPECT_DOUBLE_EQ(*p.GBps, 25.0);  // 1 x 50 / 2 ranks, not 8 rails x 50 / 2
+  EXPECT_EQ(p.basis,
+            "NIC share on node-a (ports that are no GPU's rail): 1 x InfiniBand NDR (4x NDR) (50 GB/s) / 2 ranks = 25 "
+            "GB/s per direction per rank");
+}
+
+TEST(ExpectedPeak, HostMemoryWhereEveryPortIsARailIsUnknown) {
+  const std::vector<HostTopology> hosts{hgx_node("node-a", "NVIDIA H100 80GB HBM3", 18),
+                                        hgx_node("node-b", "NVIDIA H100 80GB HBM3", 18)};
+  const auto p = peak(hosts, {RankPlace{0, -1}, RankPlace{1, -1}});
+  EXPECT_FALSE(p.GBps) << "not 8 rails x 50 GB/s for one MPI rank";
+  EXPECT_TRUE(contains(p.basis, "host memory on node-a: every active port is a GPU's rail")) << p.basis;
+}
+
+// The PCIe figure is the encoded line rate; the basis says that data gets near 85-90% of it.
+TEST(ExpectedPeak, PcieBasisSaysPacketOverheadKeepsDataBelowTheLineRate) {
+  const auto p = peak({fixtures::pcie_box("box", "NVIDIA A100-PCIE-40GB")}, gpu_ranks(0, 0, 2));
+  ASSERT_TRUE(p.GBps) << p.basis;
+  EXPECT_TRUE(contains(p.basis, "packet overhead")) << p.basis;
+  EXPECT_TRUE(contains(p.basis, "85-90%")) << p.basis;
 }
 
 // A peak is never invented: an unknown GPU model gives null, inside a host and across hosts.

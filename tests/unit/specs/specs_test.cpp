@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -103,12 +104,16 @@ TEST(SpecDatabase, NvlinkAndHbmFiguresMatchDesign) {
   }
 }
 
-TEST(SpecDatabase, PcieFromThePerLaneTable) {
-  EXPECT_DOUBLE_EQ(db().pcie(5, 16)->GBps, 63.0);
-  EXPECT_DOUBLE_EQ(db().pcie(4, 8)->GBps, 15.75);
-  EXPECT_DOUBLE_EQ(db().pcie(3, 16)->GBps, 15.75);
-  EXPECT_DOUBLE_EQ(db().pcie(4, 16)->GBps, 31.5);
-  EXPECT_DOUBLE_EQ(db().pcie(6, 16)->GBps, 121.0);
+// The exact line rates: GT/s x payload fraction of the encoding / 8 bits, per lane per direction.
+// Rounded figures (63.0 for Gen5 x16, 0.984375 for a Gen3 lane) are not the spec.
+TEST(SpecDatabase, PcieIsTheExactEncodedLineRate) {
+  EXPECT_DOUBLE_EQ(db().pcie(1, 16)->GBps, 2.5 * 8 / 10 / 8 * 16);      // 4
+  EXPECT_DOUBLE_EQ(db().pcie(3, 16)->GBps, 8.0 * 128 / 130 / 8 * 16);   // 15.754
+  EXPECT_DOUBLE_EQ(db().pcie(4, 8)->GBps, 16.0 * 128 / 130 / 8 * 8);    // 15.754
+  EXPECT_DOUBLE_EQ(db().pcie(4, 16)->GBps, 16.0 * 128 / 130 / 8 * 16);  // 31.508
+  EXPECT_DOUBLE_EQ(db().pcie(5, 16)->GBps, 32.0 * 128 / 130 / 8 * 16);  // 63.015
+  EXPECT_DOUBLE_EQ(db().pcie(6, 16)->GBps, 64.0 * 242 / 256 / 8 * 16);  // 121 (FLIT)
+  EXPECT_NE(db().pcie(5, 16)->GBps, 63.0);
   EXPECT_EQ(db().pcie(5, 16)->name, "PCIe Gen5 x16");
   EXPECT_FALSE(db().pcie(5, 16)->source.empty());
   EXPECT_FALSE(db().pcie(0, 16));
@@ -122,7 +127,7 @@ TEST(SpecDatabase, NicPortsByRateAndLinkLayer) {
   ASSERT_TRUE(ndr);
   EXPECT_DOUBLE_EQ(ndr->GBps, 50.0);
   EXPECT_NE(ndr->name.find("NDR"), std::string::npos);
-  EXPECT_NE(db().nic(200, "InfiniBand")->name.find("HDR"), std::string::npos);
+  EXPECT_NE(db().nic(200, "InfiniBand", 4)->name.find("HDR"), std::string::npos);
   EXPECT_DOUBLE_EQ(db().nic(200, "InfiniBand")->GBps, 25.0);
   EXPECT_NE(db().nic(800, "infiniband")->name.find("XDR"), std::string::npos);
   EXPECT_DOUBLE_EQ(db().nic(800, "InfiniBand")->GBps, 100.0);
@@ -131,6 +136,38 @@ TEST(SpecDatabase, NicPortsByRateAndLinkLayer) {
   EXPECT_DOUBLE_EQ(db().nic(400, "Ethernet")->GBps, 50.0);
   EXPECT_NE(db().nic(400, "Ethernet")->name.find("RoCE"), std::string::npos);
   EXPECT_FALSE(db().nic(56, "InfiniBand")) << "FDR is not rated: no guess";
+}
+
+// A port is named by its width and lane rate: 100 Gb/s is EDR on 4 lanes or HDR100 on 2 HDR lanes,
+// 200 Gb/s is HDR on 4 lanes or NDR200 on 2 NDR lanes (sysfs: "100 Gb/sec (2X HDR)").
+TEST(SpecDatabase, NicPortsAreNamedByWidthAndRate) {
+  std::map<std::pair<double, int>, std::string> names;
+  for (const auto& port : db().nic_ports()) {
+    if (port.link_layer == "InfiniBand") {
+      names[{port.rate_Gbps, port.width}] = port.link.name;
+    }
+  }
+  EXPECT_EQ(names[std::make_pair(100.0, 4)], "InfiniBand EDR (4x EDR)");
+  EXPECT_EQ(names[std::make_pair(100.0, 2)], "InfiniBand HDR100 (2x HDR)");
+  EXPECT_EQ(names[std::make_pair(200.0, 4)], "InfiniBand HDR (4x HDR)");
+  EXPECT_EQ(names[std::make_pair(200.0, 2)], "InfiniBand NDR200 (2x NDR)");
+  EXPECT_EQ(names[std::make_pair(400.0, 4)], "InfiniBand NDR (4x NDR)");
+  EXPECT_EQ(names[std::make_pair(800.0, 4)], "InfiniBand XDR (4x XDR)");
+  for (const auto& [key, name] : names) {
+    EXPECT_EQ(name.find(" 4x"), std::string::npos) << name << ": the width goes with the lane rate";
+  }
+}
+
+TEST(SpecDatabase, NicLookupUsesTheWidthAndDoesNotGuessWithoutIt) {
+  EXPECT_EQ(db().nic(100, "InfiniBand", 2)->name, "InfiniBand HDR100 (2x HDR)");
+  EXPECT_EQ(db().nic(100, "InfiniBand", 4)->name, "InfiniBand EDR (4x EDR)");
+  EXPECT_EQ(db().nic(200, "InfiniBand", 2)->name, "InfiniBand NDR200 (2x NDR)");
+  const auto unknown_width = db().nic(100, "InfiniBand");
+  ASSERT_TRUE(unknown_width);
+  EXPECT_EQ(unknown_width->name, "InfiniBand 100 Gb/s");  // EDR or HDR100: the same 12.5 GB/s
+  EXPECT_DOUBLE_EQ(unknown_width->GBps, 12.5);
+  EXPECT_EQ(db().nic(400, "InfiniBand")->name, "InfiniBand NDR (4x NDR)");  // only one 400 Gb/s port
+  EXPECT_FALSE(db().nic(100, "InfiniBand", 1));
   EXPECT_FALSE(db().nic(25, "Ethernet"));
   EXPECT_FALSE(db().nic(400, "Omni-Path"));
 }
@@ -142,7 +179,8 @@ nlohmann::json minimal_document() {
     "gpus": [{"model": "X1", "nvml_names": ["NVIDIA X1"], "nvml_names_source": "seen",
               "nvlink_version": 4, "nvlink_links": 2, "nvlink_link_GBps": 25, "nvlink_total_GBps": 50,
               "hbm_GBps": 1000, "pcie_gen": 5, "source": "https://example.org/x1"}],
-    "pcie": {"source": "https://pcisig.com", "lanes": [{"gen": 1, "lane_GBps": 0.25}, {"gen": 2, "lane_GBps": 0.5}]},
+    "pcie": {"source": "https://pcisig.com", "lanes": [{"gen": 1, "GT_per_s": 2.5, "encoding": [8, 10]},
+                                                    {"gen": 2, "GT_per_s": 5, "encoding": [8, 10]}]},
     "nics": [{"name": "IB HDR", "link_layer": "InfiniBand", "rate_Gbps": 200, "GBps": 25, "source": "https://x"}]
   })");
 }
@@ -195,6 +233,10 @@ TEST(SpecDatabase, ParseErrorsNameTheEntryAndTheKey) {
   doc = minimal_document();
   doc["pcie"]["lanes"][1]["gen"] = 3;
   EXPECT_NE(parse_error(doc).find("pcie.lanes[1]"), std::string::npos);
+
+  doc = minimal_document();
+  doc["pcie"]["lanes"][0]["encoding"] = nlohmann::json::array({130, 128});
+  EXPECT_NE(parse_error(doc).find("pcie.lanes[0]: \"encoding\""), std::string::npos) << parse_error(doc);
 
   doc = minimal_document();
   doc["schema"] = "something.else";

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ccbench/topo/topology.hpp"
 
@@ -51,19 +52,30 @@ inline Nic management_nic() {
 }
 
 /// An HGX node: eight GPUs of `nvml_name`, each with `links` active NVLinks to the NVSwitches,
-/// PCIe Gen5 x16 to the host, eight InfiniBand NDR (400 Gb/s) NICs and a management port.
+/// PCIe Gen5 x16 to the host, eight InfiniBand NDR (400 Gb/s) NICs and a management port. GPU k
+/// and NIC k share a PCIe switch (NIC k is GPU k's rail); GPUs and NICs 0-3 are on NUMA node 0.
 inline HostTopology hgx_node(std::string hostname, const std::string& nvml_name, int links) {
   HostTopology host;
   host.hostname = std::move(hostname);
+  const auto bridges = [](int k) {
+    return std::vector<std::string>{fmt::format("0000:{:02x}:01.0", 0x10 + 0x10 * k),
+                                    fmt::format("0000:{:02x}:00.0", 0x11 + 0x10 * k)};
+  };
   for (int g = 0; g < 8; ++g) {
     Gpu gpu = make_gpu(g, nvml_name, std::string{kHgxBusIds[static_cast<std::size_t>(g)]}, pcie_link(5, 16));
     for (int l = 0; l < links; ++l) {
       gpu.nvlinks.push_back(NvLink{l, true, 4, NvLinkPeer::NvSwitch, "0000:00:00.0"});
     }
+    gpu.pci_path = bridges(g);
+    gpu.pci_path.push_back(fmt::format("0000:{:02x}:01.0", 0x12 + 0x10 * g));
+    gpu.numa_node = g / 4;
     host.gpus.push_back(std::move(gpu));
   }
   for (int n = 0; n < 8; ++n) {
     host.nics.push_back(ib_nic(n, 400.0));
+    host.nics.back().pci_path = bridges(n);
+    host.nics.back().pci_path.push_back(fmt::format("0000:{:02x}:02.0", 0x12 + 0x10 * n));
+    host.nics.back().numa_node = n / 4;
   }
   host.nics.push_back(management_nic());
   return host;

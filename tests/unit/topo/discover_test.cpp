@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ccbench/topo/matrix.hpp"
+#include "ccbench/topo/topology_json.hpp"
 
 namespace fs = std::filesystem;
 
@@ -112,6 +113,16 @@ TEST_F(FakeSysfs, NicsParsedWithRateStateAndLinkLayer) {
   EXPECT_EQ(eth.link_layer, "Ethernet");
   EXPECT_EQ(eth.numa_node, -1);  // sysfs says -1 and there are two nodes: unknown, not guessed
   EXPECT_TRUE(eth.pci_path.empty());
+}
+
+// The rate alone cannot tell HDR100 (2 HDR lanes) from EDR (4 EDR lanes): the width is kept.
+TEST_F(FakeSysfs, InfinibandWidthIsReadFromTheRate) {
+  EXPECT_EQ(to_json(discover_host(inputs())).at("nics").at(0).value("width", 0), 4);  // "400 Gb/sec (4X NDR)"
+  write(root() / "sys/class/infiniband/mlx5_0/ports/1/rate", "100 Gb/sec (2X HDR)");
+  const auto nic = to_json(discover_host(inputs())).at("nics").at(0);
+  EXPECT_EQ(nic.at("rate_Gbps"), 100.0);
+  EXPECT_EQ(nic.value("width", 0), 2) << nic.dump();
+  EXPECT_FALSE(to_json(discover_host(inputs())).at("nics").at(1).contains("width"));  // Ethernet: none
 }
 
 TEST_F(FakeSysfs, SoftRoceTakesItsNetdevsPlace) {

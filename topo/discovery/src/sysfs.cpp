@@ -45,6 +45,20 @@ double leading_number(std::string_view text) {
   return ec == std::errc{} ? value : 0.0;
 }
 
+/// The lanes of an InfiniBand rate, "100 Gb/sec (2X HDR)" -> 2: the rate alone cannot tell HDR100
+/// (2X HDR) from EDR (4X EDR). 0 when the text has no "(NX".
+int rate_width(std::string_view rate) {
+  const auto open = rate.find('(');
+  if (open == std::string_view::npos) {
+    return 0;
+  }
+  const std::string_view rest = rate.substr(open + 1);
+  int width = 0;
+  const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), width);
+  const bool lanes = ec == std::errc{} && ptr != rest.data() + rest.size() && (*ptr == 'X' || *ptr == 'x');
+  return lanes && width > 0 ? width : 0;
+}
+
 /// Directory entries sorted in natural name order; empty when the directory is missing.
 std::vector<fs::path> children(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -110,8 +124,10 @@ std::vector<Nic> scan_rdma(const fs::path& sysfs_root) {
       if (nic.bus_id.empty() && !nic.netdev.empty()) {  // soft-RoCE (rxe): placed where its netdev is
         nic.bus_id = pci_bus_id_of(sysfs_root / "class" / "net" / nic.netdev / "device");
       }
-      nic.rate_Gbps = leading_number(read_line(port_dir / "rate").value_or(""));  // "400 Gb/sec (4X NDR)"
-      nic.state = after_colon(read_line(port_dir / "state").value_or(""));        // "4: ACTIVE"
+      const std::string rate = read_line(port_dir / "rate").value_or("");  // "400 Gb/sec (4X NDR)"
+      nic.rate_Gbps = leading_number(rate);
+      nic.width = rate_width(rate);
+      nic.state = after_colon(read_line(port_dir / "state").value_or(""));  // "4: ACTIVE"
       nic.link_layer = read_line(port_dir / "link_layer").value_or("");
       out.push_back(std::move(nic));
     }

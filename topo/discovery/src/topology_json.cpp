@@ -61,8 +61,13 @@ json to_json(const Gpu& g) {
 }
 
 json to_json(const Nic& n) {
-  return {{"name", n.name},           {"netdev", n.netdev}, {"bus_id", n.bus_id},         {"numa_node", n.numa_node},
-          {"rate_Gbps", n.rate_Gbps}, {"state", n.state},   {"link_layer", n.link_layer}, {"pci_path", n.pci_path}};
+  json out = {
+      {"name", n.name},           {"netdev", n.netdev}, {"bus_id", n.bus_id},         {"numa_node", n.numa_node},
+      {"rate_Gbps", n.rate_Gbps}, {"state", n.state},   {"link_layer", n.link_layer}, {"pci_path", n.pci_path}};
+  if (n.width > 0) {  // InfiniBand lanes; absent where the port did not report them (Ethernet, older files)
+    out["width"] = n.width;
+  }
+  return out;
 }
 
 json to_json(const NumaNode& n) {
@@ -129,7 +134,8 @@ Nic nic_from(const json& j) {
           get(j, "rate_Gbps", 0.0),
           get<std::string>(j, "state", ""),
           get<std::string>(j, "link_layer", ""),
-          get(j, "pci_path", std::vector<std::string>{})};
+          get(j, "pci_path", std::vector<std::string>{}),
+          get(j, "width", 0)};
 }
 
 NumaNode numa_from(const json& j) {

@@ -19,6 +19,12 @@ struct Bound {
 
 Bound unknown(std::string why) { return {std::nullopt, std::move(why)}; }
 
+// The PCIe figure is the encoded line rate; a reader comparing busbw with it must know that data
+// never reaches it.
+constexpr std::string_view kPcieOverheadNote =
+    "line rate after encoding; packet overhead (TLP headers, DLLPs, flow control) keeps achievable PCIe bandwidth "
+    "near 85-90% of it";
+
 /// The smaller of two bounds; an unknown one wins (a peak built on an unknown is not a peak).
 Bound tighter(Bound a, Bound b) {
   if (!a.GBps) {
@@ -134,7 +140,7 @@ Bound gpu_pcie_bound(const SpecDatabase& specs, const Gpu& gpu, const std::strin
   if (!spec) {
     return unknown(fmt::format("{}: no spec for PCIe Gen{} x{}", label, gen, width));
   }
-  return {spec->GBps, fmt::format("{} {:g} GB/s per direction", spec->name, spec->GBps)};
+  return {spec->GBps, fmt::format("{} {:g} GB/s per direction ({})", spec->name, spec->GBps, kPcieOverheadNote)};
 }
 
 /// "GPU2: Gen3 x16 at discovery, below its max" when the link was seen below what it can train.
@@ -232,11 +238,10 @@ bool near_a_gpu(const Nic& nic, const HostTopology& host) {
   });
 }
 
-/// The NICs the group's traffic leaves a host through: the active ones; of those only the RDMA
-/// devices when there are any (NCCL's network transport uses those; plain netdevs are then
-/// management ports); and of those only the GPUs' rails when some NICs share a PCIe switch with
-/// a GPU (the others are storage ports).
-std::vector<const Nic*> fabric_nics(const HostTopology& host) {
+/// The ports traffic can leave a host through: the active ones; of those only the RDMA devices
+/// when there are any (NCCL's network transport and MPI's RDMA transports use those; plain
+/// netdevs are then management ports).
+std::vector<const Nic*> active_ports(const HostTopology& host) {
   std::vector<const Nic*> active;
   for (const Nic& nic : host.nics) {
     if (is_active(nic)) {
@@ -246,14 +251,55 @@ std::vector<const Nic*> fabric_nics(const HostTopology& host) {
   if (std::ranges::any_of(active, [](const Nic* n) { return has_rdma_device(*n); })) {
     std::erase_if(active, [](const Nic* n) { return !has_rdma_device(*n); });
   }
-  if (std::ranges::any_of(active, [&host](const Nic* n) { return near_a_gpu(*n, host); })) {
-    std::erase_if(active, [&host](const Nic* n) { return !near_a_gpu(*n, host); });
-  }
   return active;
 }
 
+/// The NICs GPU traffic leaves a host through: of the active ports only the GPUs' rails when some
+/// share a PCIe switch with a GPU (the others are storage ports).
+std::vector<const Nic*> gpu_fabric_nics(const HostTopology& host) {
+  auto ports = active_ports(host);
+  if (std::ranges::any_of(ports, [&host](const Nic* n) { return near_a_gpu(*n, host); })) {
+    std::erase_if(ports, [&host](const Nic* n) { return !near_a_gpu(*n, host); });
+  }
+  return ports;
+}
+
+/// The NICs host-memory traffic can use: the rails belong to the GPUs (NCCL drives them, and a
+/// rail's PCIe switch sits between its GPU and the NIC), so only the other active ports count.
+std::vector<const Nic*> host_memory_nics(const HostTopology& host) {
+  auto ports = active_ports(host);
+  std::erase_if(ports, [&host](const Nic* n) { return near_a_gpu(*n, host); });
+  return ports;
+}
+
+/// PCIe bridges above both devices: the longer this shared path, the nearer the NIC.
+std::size_t shared_bridges(const Nic& nic, const Gpu& gpu) {
+  std::size_t n = 0;
+  while (n < nic.pci_path.size() && n < gpu.pci_path.size() && nic.pci_path[n] == gpu.pci_path[n]) {
+    ++n;
+  }
+  return n;
+}
+
+/// The rail of a GPU: the fabric NICs that share the most PCIe bridges with it, then those on its
+/// NUMA node; all of them when nothing tells them apart. A lone rank on a host has no local peer
+/// to relay through (PXN), so its traffic uses only these (NCCL pairs each GPU with its nearest NIC).
+std::vector<const Nic*> rail_of(const Gpu& gpu, const std::vector<const Nic*>& fabric) {
+  std::size_t best = 0;
+  for (const Nic* nic : fabric) {
+    best = std::max(best, shared_bridges(*nic, gpu));
+  }
+  std::vector<const Nic*> rail;
+  for (const Nic* nic : fabric) {
+    if (best > 0 ? shared_bridges(*nic, gpu) == best : (gpu.numa_node >= 0 && nic->numa_node == gpu.numa_node)) {
+      rail.push_back(nic);
+    }
+  }
+  return rail.empty() ? fabric : rail;
+}
+
 std::optional<LinkSpec> nic_link(const SpecDatabase& specs, const Nic& nic) {
-  if (auto rated = specs.nic(nic.rate_Gbps, nic.link_layer)) {
+  if (auto rated = specs.nic(nic.rate_Gbps, nic.link_layer, nic.width)) {
     return rated;
   }
   if (lower(nic.link_layer) == "ethernet") {
@@ -262,11 +308,11 @@ std::optional<LinkSpec> nic_link(const SpecDatabase& specs, const Nic& nic) {
   return std::nullopt;
 }
 
-/// The host's NIC bandwidth divided among the group's ranks on it.
-Bound nic_share_bound(const SpecDatabase& specs, const HostGroup& group) {
-  const auto nics = fabric_nics(*group.host);
+/// The bandwidth of `nics` divided among the group's ranks on the host; `what` names them in the basis.
+Bound nic_share_bound(const SpecDatabase& specs, const HostGroup& group, const std::vector<const Nic*>& nics,
+                      const std::string& what) {
   if (nics.empty()) {
-    return unknown(fmt::format("{}: no active NIC found", group.label));
+    return unknown(fmt::format("{}: no active NIC found", what));
   }
   double total = 0.0;
   std::map<std::string, std::pair<int, double>> kinds;  // link name -> (count, GB/s each)
@@ -289,16 +335,28 @@ Bound nic_share_bound(const SpecDatabase& specs, const HostGroup& group) {
     parts.push_back(fmt::format("{} x {} ({:g} GB/s)", kind.first, name, kind.second));
   }
   const double share = total / group.ranks;
-  return {share, fmt::format("NIC share on {}: {} / {} rank{} = {:g} GB/s per direction per rank", group.label,
-                             fmt::join(parts, " + "), group.ranks, group.ranks == 1 ? "" : "s", share)};
+  return {share, fmt::format("{}: {} / {} rank{} = {:g} GB/s per direction per rank", what, fmt::join(parts, " + "),
+                             group.ranks, group.ranks == 1 ? "" : "s", share)};
 }
 
 /// The bound on one host's ranks of a group that spans hosts.
 Bound cross_host_bound(const SpecDatabase& specs, const HostGroup& group) {
-  Bound bound = nic_share_bound(specs, group);
   if (group.gpus.empty()) {
-    return bound;
+    const auto ports = host_memory_nics(*group.host);
+    if (ports.empty() && !active_ports(*group.host).empty()) {
+      return unknown(
+          fmt::format("host memory on {}: every active port is a GPU's rail; which NICs MPI uses is "
+                      "not known",
+                      group.label));
+    }
+    return nic_share_bound(specs, group, ports,
+                           fmt::format("NIC share on {} (ports that are no GPU's rail)", group.label));
   }
+  const auto fabric = gpu_fabric_nics(*group.host);
+  const bool lone_rank = group.ranks == 1 && group.gpus.size() == 1;
+  Bound bound = lone_rank ? nic_share_bound(specs, group, rail_of(*group.gpus.front(), fabric),
+                                            fmt::format("rail of {}", gpu_label(*group.gpus.front(), group, true)))
+                          : nic_share_bound(specs, group, fabric, fmt::format("NIC share on {}", group.label));
   std::vector<const GpuSpec*> models;
   if (Bound known = resolve_models(specs, group, true, models); !known.GBps) {
     return known;

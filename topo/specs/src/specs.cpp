@@ -161,20 +161,33 @@ std::pair<GpuSpec, std::vector<std::regex>> parse_gpu(const json& entry, std::si
   return {std::move(gpu), std::move(patterns)};
 }
 
+/// A lane's rate per direction: transfers per second times the encoding's payload fraction
+/// (128 of 130 bits, ...), so that no rounded figure stands in for the exact one.
+double lane_GBps(const json& row, std::string_view where) {
+  const double gt_per_s = require_number(row, "GT_per_s", where);
+  const json& encoding = require_array(row, "encoding", where);
+  if (encoding.size() != 2 || !encoding[0].is_number_integer() || !encoding[1].is_number_integer() ||
+      encoding[0].get<long long>() <= 0 || encoding[1].get<long long>() < encoding[0].get<long long>()) {
+    fail(where, "\"encoding\" must be [payload, line] bits, whole numbers with 0 < payload <= line");
+  }
+  constexpr double kBitsPerByte = 8.0;
+  return gt_per_s * encoding[0].get<double>() / encoding[1].get<double>() / kBitsPerByte;
+}
+
 std::vector<double> parse_pcie_lanes(const json& pcie) {
   constexpr std::string_view where = "pcie";
   std::vector<double> lanes;
   std::size_t i = 0;
   for (const auto& row : require_array(pcie, "lanes", where)) {
     const std::string row_where = fmt::format("pcie.lanes[{}]", i++);
-    reject_unknown_keys(row, {"gen", "lane_GBps"}, row_where);
+    reject_unknown_keys(row, {"gen", "GT_per_s", "encoding"}, row_where);
     const int gen = require_int(row, "gen", row_where);
-    const double lane = require_number(row, "lane_GBps", row_where);
+    const double lane = lane_GBps(row, row_where);
     if (gen != static_cast<int>(lanes.size()) + 1) {
       fail(row_where, fmt::format("expected gen {} (generations 1, 2, ... in order)", lanes.size() + 1));
     }
     if (gen > kMaxPcieGen || lane <= 0.0) {
-      fail(row_where, fmt::format("gen must be 1..{} and lane_GBps > 0", kMaxPcieGen));
+      fail(row_where, fmt::format("gen must be 1..{} and GT_per_s > 0", kMaxPcieGen));
     }
     lanes.push_back(lane);
   }
@@ -183,12 +196,13 @@ std::vector<double> parse_pcie_lanes(const json& pcie) {
 
 NicPortSpec parse_nic(const json& entry, std::size_t index) {
   std::string where = fmt::format("nics[{}]", index);
-  reject_unknown_keys(entry, {"name", "link_layer", "rate_Gbps", "GBps", "source", "note"}, where);
+  reject_unknown_keys(entry, {"name", "link_layer", "rate_Gbps", "width", "GBps", "source", "note"}, where);
   NicPortSpec port;
   port.link.name = require_string(entry, "name", where);
   where = fmt::format("nics[{}] \"{}\"", index, port.link.name);
   port.link_layer = require_string(entry, "link_layer", where);
   port.rate_Gbps = require_number(entry, "rate_Gbps", where);
+  port.width = entry.contains("width") ? require_int(entry, "width", where) : 0;
   port.link.GBps = require_number(entry, "GBps", where);
   port.link.source = require_string(entry, "source", where);
   if (!iequals(port.link_layer, "InfiniBand") && !iequals(port.link_layer, "Ethernet")) {
@@ -238,8 +252,11 @@ SpecDatabase SpecDatabase::parse(std::string_view json_text) {
   const json& nics = require_array(doc, "nics", "document");
   for (std::size_t i = 0; i < nics.size(); ++i) {
     NicPortSpec port = parse_nic(nics[i], i);
-    if (db.nic(port.rate_Gbps, port.link_layer)) {
-      fail(fmt::format("nics[{}]", i), "another port has the same link layer and rate");
+    if (std::ranges::any_of(db.m_nic, [&port](const NicPortSpec& other) {
+          return iequals(other.link_layer, port.link_layer) && other.width == port.width &&
+                 std::abs(other.rate_Gbps - port.rate_Gbps) < kRateTolerance_Gbps;
+        })) {
+      fail(fmt::format("nics[{}]", i), "another port has the same link layer, width and rate");
     }
     db.m_nic.push_back(std::move(port));
   }
@@ -279,13 +296,25 @@ std::optional<LinkSpec> SpecDatabase::pcie(int gen, int width) const {
   return LinkSpec{fmt::format("PCIe Gen{} x{}", gen, width), lane * width, m_pcie_source};
 }
 
-std::optional<LinkSpec> SpecDatabase::nic(double rate_Gbps, std::string_view link_layer) const {
+std::optional<LinkSpec> SpecDatabase::nic(double rate_Gbps, std::string_view link_layer, int width) const {
+  std::vector<const NicPortSpec*> matches;
   for (const auto& port : m_nic) {
-    if (iequals(trim(link_layer), port.link_layer) && std::abs(rate_Gbps - port.rate_Gbps) < kRateTolerance_Gbps) {
-      return port.link;
+    const bool same_width = width <= 0 || port.width <= 0 || port.width == width;
+    if (iequals(trim(link_layer), port.link_layer) && std::abs(rate_Gbps - port.rate_Gbps) < kRateTolerance_Gbps &&
+        same_width) {
+      matches.push_back(&port);
     }
   }
-  return std::nullopt;
+  if (matches.empty()) {
+    return std::nullopt;
+  }
+  if (matches.size() == 1) {
+    return matches.front()->link;
+  }
+  // Several ports have this rate (EDR and HDR100 both run 100 Gb/s) and the width was not reported:
+  // the bandwidth is the same, the name must not pick one.
+  return LinkSpec{fmt::format("{} {:g} Gb/s", matches.front()->link_layer, matches.front()->rate_Gbps),
+                  matches.front()->link.GBps, matches.front()->link.source};
 }
 
 }  // namespace ccbench::topo

@@ -46,6 +46,7 @@ struct Nic {
   std::string state;       // "ACTIVE", "up", "DOWN", ...
   std::string link_layer;  // "InfiniBand", "Ethernet"
   std::vector<std::string> pci_path;
+  int width = 0;  // InfiniBand lanes, from the rate "100 Gb/sec (2X HDR)"; 0 = not reported
 };
 
 struct NumaNode {

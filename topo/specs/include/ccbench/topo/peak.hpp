@@ -28,15 +28,18 @@ struct Peak {
 ///   NVSwitch): NVLink = usable active links x the per-link rate of the GPU's spec, the minimum over
 ///   the group (a GPU with a link down lowers it). Usable links: those to an NVSwitch, plus direct
 ///   links whose peer GPU is in the group (links to GPUs outside the group carry none of its traffic).
-/// - One host without such a domain: PCIe per direction of the slowest GPU's current link
-///   (generation x width as discovered; a downtrained link lowers it).
+/// - One host without such a domain: PCIe per direction of the slowest GPU's link at its max
+///   generation x width, the exact encoded line rate (data reaches about 85-90% of it).
 /// - Several hosts: per host, the sum of its active NICs' rated port bandwidth divided by the group's
-///   ranks on that host (NICs with an RDMA device only, when the host has any; a plain Ethernet speed
-///   counts as rate/8), the minimum over hosts; for GPU ranks also capped by the GPU's own PCIe link
-///   (GPUDirect RDMA reads GPU memory over it; with one rank per host there is no PXN peer to relay
-///   through NVLink) and, where several GPU ranks share a host, by the one-host bound above.
+///   ranks on that host (NICs with an RDMA device only, when the host has any; of those the GPUs'
+///   rails, NICs sharing a PCIe switch with a GPU, when there are such; a plain Ethernet speed counts
+///   as rate/8), the minimum over hosts; for GPU ranks also capped by the GPU's own PCIe link
+///   (GPUDirect RDMA reads GPU memory over it) and, where several GPU ranks share a host, by the
+///   one-host bound above. A lone GPU rank on a host has no PXN peer to relay through NVLink, so it
+///   gets only its own rail: the NICs sharing the most PCIe bridges with its GPU, else those on its
+///   NUMA node, else all.
 /// - Host memory (gpu -1) on one host: unknown (no spec for shared-memory copies); across hosts the
-///   NIC share.
+///   share of the ports that are no GPU's rail (unknown when every port is a rail).
 /// - Anything unknown (a GPU model not in `specs`, NVLink or PCIe information missing, a NIC rate of 0
 ///   or an unrated InfiniBand rate, a rank outside the topology): nullopt, and the basis says what.
 ///   A single rank: nullopt ("one rank: no link"). A peak is never invented.

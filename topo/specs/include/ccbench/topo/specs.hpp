@@ -31,7 +31,7 @@ struct GpuSpec {
 };
 
 struct LinkSpec {
-  std::string name;   // "PCIe Gen5 x16", "InfiniBand NDR 4x", "RoCE 400 Gb/s"
+  std::string name;   // "PCIe Gen5 x16", "InfiniBand NDR (4x NDR)", "RoCE 400 Gb/s"
   double GBps = 0.0;  // per direction
   std::string source;
 };
@@ -40,6 +40,7 @@ struct LinkSpec {
 struct NicPortSpec {
   std::string link_layer;  // "InfiniBand" or "Ethernet", as the port reports it
   double rate_Gbps = 0.0;  // as the port reports it (ibv rate, netdev speed)
+  int width = 0;           // InfiniBand lanes (2 for HDR100 = 2x HDR, 4 for NDR); 0: any (Ethernet)
   LinkSpec link;
 };
 
@@ -56,9 +57,11 @@ class SpecDatabase {
   [[nodiscard]] std::vector<const GpuSpec*> matching_gpus(std::string_view nvml_name) const;
   /// PCIe per direction for a generation (1..6) and width (1..32 lanes); nullopt when unknown.
   [[nodiscard]] std::optional<LinkSpec> pcie(int gen, int width) const;
-  /// A NIC port by its rate in Gb/s and link layer ("InfiniBand" -> EDR/HDR/NDR/XDR, "Ethernet" -> RoCE);
-  /// nullopt when no rated port has that rate (the link layer is compared case-insensitively).
-  [[nodiscard]] std::optional<LinkSpec> nic(double rate_Gbps, std::string_view link_layer) const;
+  /// A NIC port by its rate in Gb/s, link layer and width in lanes ("InfiniBand" 100 Gb/s x4 -> EDR,
+  /// x2 -> HDR100; "Ethernet" -> RoCE); nullopt when no rated port has that rate (the link layer is
+  /// compared case-insensitively). Width 0 (not reported) matches any width; where that leaves
+  /// several ports, the name says only the rate ("InfiniBand 100 Gb/s").
+  [[nodiscard]] std::optional<LinkSpec> nic(double rate_Gbps, std::string_view link_layer, int width = 0) const;
   [[nodiscard]] const std::vector<GpuSpec>& gpus() const { return m_gpus; }
   [[nodiscard]] const std::vector<NicPortSpec>& nic_ports() const { return m_nic; }
   /// Where the PCIe per-lane figures come from.
