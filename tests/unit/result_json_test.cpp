@@ -71,10 +71,14 @@ ResultDocument sample_document() {
   rdma.spec = {Collective::IbWriteBw, DType::Uint8, ReduceOp::Sum, 0, false, 65536};
   rdma.time->p999 = 5.5e-6;
   rdma.bw_peak_GBps = 40.5;
-  rdma.rdma = RdmaInfo{"RC", 4096, 2, 128, 100, 0, true, "host", {}};
+  rdma.rdma = RdmaInfo{"RC", 4096, 2, 128, 100, 0, true, "host", {}, std::nullopt};
   rdma.rdma->endpoints = {{0, "node0", "mlx5_0", 1, "InfiniBand", std::nullopt, "", "", 7, 400.0, 4096},
                           {1, "node1", "rxe0", 1, "Ethernet", 1, "::ffff:127.0.0.1", "RoCE v2", 0, std::nullopt, 1024}};
   doc.results.push_back(rdma);
+  CaseResult one_way = rdma;  // 1.6.0: one direction's whole-run figure
+  one_way.rdma->bidir = false;
+  one_way.rdma->run_bw_GBps = 39.5;
+  doc.results.push_back(one_way);
   CaseResult ring = r;  // 1.5.0: a --nccl-variants row, in FP8
   ring.backend = "nccl";
   ring.spec.dtype = DType::Float8e4m3;
@@ -87,7 +91,7 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.5.0");
+  EXPECT_EQ(j.at("schema_version"), "1.6.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
   EXPECT_FALSE(j.at("results").at(0).contains("variant"));  // only --nccl-variants rows carry one
