@@ -3,14 +3,14 @@
 
   fidelity_rdma.py --build BUILD_DIR [--reps N] [--baseline-bin-dir DIR]
 
-One guest boot (tests/rdma/rdma_vm.py); in it, N repetitions (default 5) of: our ib_write_bw_bench (under
-mpirun -np 2) over every bw size, then perftest's ib_write_bw at each size; our ib_write_lat_bench over every lat size, then perftest's
-ib_write_lat at each size. Ours and the peer alternate (A B A B) on the same rxe0, so slow drifts of the host hit
-both alike. Per size it prints the median of the per-pair ratios ours/perftest, their min-max and n:
+One guest boot (tests/rdma/rdma_vm.py); in it, N repetitions (default 5) of: our ib_write_bw_bench (under mpirun -np
+2) over every bw size, then perftest's ib_write_bw at each size; our ib_write_lat_bench over every lat size, then
+perftest's ib_write_lat at each size. Ours and the peer alternate (A B A B) on the same rxe0, so slow drifts of the
+host hit both alike. Per size it prints the median of the per-pair ratios ours/perftest, their min-max and n:
 
   bw      ours' median sample (bytes / median per-write time) over perftest's BW average
-  bw_run  ours' whole-run figure (rdma.run_bw_GBps: bytes / wall time over every sample) over perftest's
-          BW average, which is the same quantity (total bytes over total time)
+  bw_run  ours' whole-run figure (rdma.run_bw_GBps: bytes over the samples' summed windows) over perftest's
+          BW average (total bytes over the time of its one uninterrupted run)
   lat     ours' median one-way time (each sample a batch's mean) over perftest's t_typical (its median single
           round trip); above 1 = ours is slower
   lat_avg ours' mean one-way time over perftest's t_avg
