@@ -499,12 +499,12 @@ void VerbsBackend::start_sample() {
   for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
     idle = idle && in_flight(qp) == 0;
   }
-  // What was posted ahead ran out while the ranks met: this window starts now, from an idle link. Once a whole
-  // sample's worth posted ahead has run out (the warm-up's few writes may), posting ahead stops for the rest of
-  // the case, as it only delays the next markers (and, where the ranks meet over the same wire, as on Soft-RoCE
-  // on lo, their meeting too); each sample then drains the link, as perftest's run does once.
+  // What was posted ahead ran out while the ranks met: this window starts now, from an idle link. Posting
+  // ahead stops for the rest of the case, as it only delays the next markers (and, where the ranks meet over
+  // the same wire, as on Soft-RoCE on lo, their meeting too); each sample then drains the link, as perftest's
+  // run does once.
   if (idle) {
-    m_drain = m_windows > 1;
+    m_drain = true;
     m_since_markers = 0;
     m_ahead = 0;
     m_window_start.reset();
