@@ -20,7 +20,8 @@ endif()
 
 # Our ib_write_bw_bench / ib_write_lat_bench under mpirun -np 2 on rxe0, verified, JSON validated, printed beside
 # perftest at the same sizes; --all-pairs on 4 ranks; bad device / GID / port / rank count exit 2; --mem cuda:0
-# skipped with its reason (no GPU in the guest); a peer SIGKILLed mid-sweep (mpirun and standalone).
+# skipped with its reason (no GPU in the guest); a peer SIGKILLed mid-sweep (mpirun and standalone); ours/perftest
+# for ib_write_bw at 64 KiB and 1 MiB over 3 interleaved pairs, the median inside 0.7-1.4 (~30 s of the run).
 if(TARGET ib_write_bw_bench AND CCBENCH_VERBS_FOUND)
   if(CCBENCH_CUDA_FOUND)
     set(_rdma_cuda 1)
@@ -29,5 +30,5 @@ if(TARGET ib_write_bw_bench AND CCBENCH_VERBS_FOUND)
   endif()
   add_test(NAME rdma.verbs COMMAND ${_rdma_driver} --bin-dir $<TARGET_FILE_DIR:ib_write_bw_bench> --cuda ${_rdma_cuda}
            --schema ${PROJECT_SOURCE_DIR}/report/schema/ccbench.result.schema.json verbs)
-  set_tests_properties(rdma.verbs PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 290)
+  set_tests_properties(rdma.verbs PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 360)
 endif()

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """rdma-tier tests: RDMA programs over Soft-RoCE (rxe0 on lo) inside a QEMU guest (tests/rdma/rdma_vm.py).
 
+  rdma_test.py verbs --bin-dir DIR   our ib_write benches under mpirun and standalone, verified, beside perftest;
+                           ours/perftest at 64 KiB and 1 MiB over 3 interleaved pairs: median in 0.7-1.4
   rdma_test.py perftest    perftest's ib_write_bw (4 sizes) and ib_write_lat (2 sizes), server and client on
                            127.0.0.1: every run completes and reports a row for its size; the figures are printed
   rdma_test.py mpi-smoke --bin-dir DIR [--schema S]   allreduce_bench --backend mpi under `mpirun -np 2`
                            inside the guest (shared memory, plm isolated): completes, verified, its JSON valid
 
 Exit 77 (skipped) where this machine cannot run the guest. Judged on completion and the rows present, never on
-speed: under software emulation rates are ~1 Gb/s at best and swing with the host's load. Every test ends by
+one run's speed: under software emulation rates are ~1 Gb/s at best and swing with the host's load. The one bound
+on rates is wide and on a median over interleaved pairs of ours and perftest (PAIRED_BAND). Every test ends by
 checking that no QEMU process it started is alive and that its temp dir is gone.
 """
 import argparse
@@ -205,6 +208,13 @@ BAD_INPUTS = [
 ]
 PORT_DOWN = ("port-down", "port 1 of rxe1 is down, not ACTIVE")
 STANDALONE_PORT = 18600  # the standalone pair's TCP port (perftest's steps use 18515 + i)
+MIB = float(1 << 20)
+# ours and perftest's ib_write_bw alternating in the guest, A B A B: the median over the pairs of ours/perftest
+# must lie in this band at each size; one run alone swings far more than that under emulation
+PAIRED_SIZES = [65536, 1048576]  # ours: -b 64K -e 1M -f 16
+PAIRED_REPS = 3
+PAIRED_BAND = (0.7, 1.4)
+PAIRED_PORT = 18700
 KILL_AFTER_S = 3  # peer-killed steps: SIGKILL one side this long after the start
 KILL_TIMEOUT_S = 10  # ... whose --timeout; the other side must be out within KILL_TIMEOUT_S + 10 s of the kill
 
@@ -242,14 +252,20 @@ def survivor_figures(output):
     return int(m.group(1)), float(m.group(2))
 
 
+def mib_per_s(GBps):
+    """Our GB/s (10^9 B/s) in MiB/s: perftest's "MB/sec" is 2^20 B/s (format_factor 0x100000 in its source)."""
+    return GBps * 1e9 / MIB if GBps is not None else None
+
+
 def ours_vs_perftest(doc, perf_rows, key):
-    """Rows of (bytes, ours, perftest) for the sizes both measured."""
+    """Rows of (bytes, ours, perftest) for the sizes both measured; bw in MiB/s, perftest's unit."""
     by_size = {r["bytes"]: r for r in perf_rows}
     out = []
     for r in doc["results"]:
         p = by_size.get(r["size_bytes"])
         if key == "bw":
-            ours = (r["busbw_GBps"] * 1e3, (r.get("bw_peak_GBps") or 0) * 1e3)  # MB/s, perftest's unit
+            ours = (mib_per_s(r["busbw_GBps"]), mib_per_s((r.get("rdma") or {}).get("run_bw_GBps")),
+                    mib_per_s(r.get("bw_peak_GBps") or 0))
             theirs = (p.get("bw_average_MBps"), p.get("bw_peak_MBps")) if p else (None, None)
         else:
             t = r["time"]
@@ -310,6 +326,45 @@ def check_killed(result, validator, path):
         assert all(r["status"] == "ok" for r in doc["results"]), f"{path}: {doc['results']}"
         sizes = f"valid JSON with {len(doc['results'])} completed sizes"
     return f"peer killed after {KILL_AFTER_S} s: " + "; ".join(figures) + f"; mpirun's {sizes}"
+
+
+def paired_steps(bw_bin, common):
+    """PAIRED_REPS rounds of: our ib_write_bw_bench standalone over PAIRED_SIZES, then perftest at each size."""
+    steps = []
+    for rep in range(PAIRED_REPS):
+        port = PAIRED_PORT + 10 * rep
+        sweep = f"{common} -b {PAIRED_SIZES[0]} -e {PAIRED_SIZES[-1]} -f 16 -n 30"
+        steps.append(standalone_step(f"paired-ours-{rep}", f"{bw_bin} --server {sweep} --out /tmp/paired-{rep}.json",
+                                     f"{bw_bin} --connect 127.0.0.1 {sweep}", port))
+        for i, size in enumerate(PAIRED_SIZES):
+            step = perftest_step("ib_write_bw", size, max(20, (32 << 20) // size), port + 1 + i)
+            step.name = f"paired-perftest-{size}-{rep}"
+            steps.append(step)
+    return steps
+
+
+def check_paired(result):
+    """Per size: the median over the interleaved pairs of ours (median sample) / perftest (BW average), both
+    MiB/s, inside PAIRED_BAND. Returns the lines to print."""
+    ratios = {size: [] for size in PAIRED_SIZES}
+    for rep in range(PAIRED_REPS):
+        path = f"/tmp/paired-{rep}.json"
+        assert path in result.files, f"{path} did not come back from the guest"
+        ours = {r["size_bytes"]: mib_per_s(r["busbw_GBps"]) for r in json.loads(result.files[path])["results"]}
+        for size in PAIRED_SIZES:
+            rows = parse_perftest(result.steps[f"paired-perftest-{size}-{rep}"].output)
+            theirs = [r.get("bw_average_MBps") for r in rows if r["bytes"] == size]
+            assert len(theirs) == 1 and theirs[0], f"paired perftest {size} B round {rep}: {rows}"
+            ratios[size].append(ours[size] / theirs[0])
+    lines, bad = [], []
+    for size, values in ratios.items():
+        med = sorted(values)[len(values) // 2]
+        lines.append(f"{size:>9} B: median {med:.3f} over {len(values)} pairs (each: "
+                     f"{', '.join(f'{v:.2f}' for v in values)})")
+        if not PAIRED_BAND[0] <= med <= PAIRED_BAND[1]:
+            bad.append(lines[-1])
+    assert not bad, f"ours/perftest outside {PAIRED_BAND[0]}-{PAIRED_BAND[1]}: " + "; ".join(bad)
+    return lines
 
 
 def verbs(args, tag):
@@ -375,10 +430,12 @@ def verbs(args, tag):
     steps.append(rdma_vm.Step(PORT_DOWN[0], "{ ip link show dummy0 >/dev/null || ip link add dummy0 type dummy; } && "
                               "rdma link add rxe1 type rxe netdev dummy0 || exit 1; " +
                               expect_exit_2(mpirun_command(2, f"{bw_bin} -d rxe1 -s 64")), 30))
+    steps += paired_steps(bw_bin, "-d rxe0 --timeout 60")
+    paired = [f"/tmp/paired-{rep}.json" for rep in range(PAIRED_REPS)]
     print(f"loadavg before: {' '.join(loadavg())}", flush=True)
     start = time.monotonic()
-    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches, fetch=[bw, lat, pairs, solo, gpu, killed],
-                               budget_s=260, tag=tag)
+    result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches,
+                               fetch=[bw, lat, pairs, solo, gpu, killed] + paired, budget_s=320, tag=tag)
     wall_s = time.monotonic() - start
     print(f"loadavg after: {' '.join(loadavg())}")
     check_steps(result, steps)
@@ -409,12 +466,11 @@ def verbs(args, tag):
     assert met == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)], f"--all-pairs measured {met}"
     perf_bw = [r for s in OURS_BW for r in parse_perftest(result.steps[f"ib_write_bw-{s}"].output)]
     perf_lat = [r for s in OURS_LAT for r in parse_perftest(result.steps[f"ib_write_lat-{s}"].output)]
-    print("ib_write_bw over rxe0, MB/s (ours: median / peak = size over the fastest sample; perftest: "
-          "average / peak):")
-    print(f"{'bytes':>9} {'ours p50':>10} {'ours peak':>10} {'pt avg':>10} {'pt peak':>10}")
+    print("ib_write_bw over rxe0, MiB/s (perftest's MB/sec is 2^20 B/s; ours: median sample / whole run = "
+          "rdma.run_bw_GBps / peak = size over the fastest sample; perftest: average / peak); one run each:")
+    print(f"{'bytes':>9} {'ours p50':>10} {'ours run':>10} {'ours peak':>10} {'pt avg':>10} {'pt peak':>10}")
     for size, ours, theirs in ours_vs_perftest(docs[bw], perf_bw, "bw"):
-        print(f"{size:>9} {fmt(ours[0], '10.2f')} {fmt(ours[1], '10.2f')} {fmt(theirs[0], '10.2f')} "
-              f"{fmt(theirs[1], '10.2f')}")
+        print(f"{size:>9} " + " ".join(fmt(v, "10.2f") for v in (*ours, *theirs)))
     print("ib_write_lat over rxe0, one way, usec (ours: p50 / min / p99 of half round trips; perftest: "
           "t_typical / t_min / 99%):")
     print(f"{'bytes':>9} {'ours p50':>9} {'ours min':>9} {'ours p99':>9} {'pt typ':>9} {'pt min':>9} {'pt 99%':>9}")
@@ -432,6 +488,10 @@ def verbs(args, tag):
           f"no server: exit 3, {alone[0]}")
     print(gpu_line)
     print(killed_line)
+    print(f"ib_write_bw ours/perftest (median sample over BW average, MiB/s), {PAIRED_REPS} interleaved pairs, "
+          f"band {PAIRED_BAND[0]}-{PAIRED_BAND[1]}:")
+    for line in check_paired(result):
+        print(line)
     print_timings(result, wall_s)
     print(f"PASS: ib_write_bw_bench ({len(OURS_BW)} sizes) and ib_write_lat_bench ({len(OURS_LAT)} sizes) completed "
           f"over rxe0 with 0 wrong bytes{', JSON valid' if validator else ''}; {len(BAD_INPUTS) + 1} bad inputs exit 2")

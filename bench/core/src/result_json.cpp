@@ -136,9 +136,13 @@ nlohmann::json rdma_to_json(const RdmaInfo& r) {
   for (const auto& e : r.endpoints) {
     endpoints.push_back(endpoint_json(e));
   }
-  return {{"transport", r.transport}, {"mtu", r.mtu},       {"qps", r.qps},
-          {"tx_depth", r.tx_depth},   {"cq_mod", r.cq_mod}, {"inline_bytes", r.inline_bytes},
-          {"bidir", r.bidir},         {"mem", r.mem},       {"endpoints", endpoints}};
+  nlohmann::json j = {{"transport", r.transport}, {"mtu", r.mtu},       {"qps", r.qps},
+                      {"tx_depth", r.tx_depth},   {"cq_mod", r.cq_mod}, {"inline_bytes", r.inline_bytes},
+                      {"bidir", r.bidir},         {"mem", r.mem},       {"endpoints", endpoints}};
+  if (r.run_bw_GBps) {
+    j["run_bw_GBps"] = *r.run_bw_GBps;
+  }
+  return j;
 }
 
 RdmaInfo rdma_from_json(const nlohmann::json& j) {
@@ -151,6 +155,7 @@ RdmaInfo rdma_from_json(const nlohmann::json& j) {
   r.inline_bytes = j.at("inline_bytes").get<int>();
   r.bidir = j.at("bidir").get<bool>();
   r.mem = j.at("mem").get<std::string>();
+  r.run_bw_GBps = optional_from<double>(j.value("run_bw_GBps", nlohmann::json(nullptr)));
   for (const auto& e : j.at("endpoints")) {
     r.endpoints.push_back(endpoint_from(e));
   }

@@ -75,6 +75,12 @@ void TablePrinter::row(const std::vector<CaseResult>& cells) const {
     }
   }
   fmt::print(m_out, "{}\n", line);
+  for (const auto& c : cells) {
+    if (c.rdma && c.rdma->run_bw_GBps) {
+      fmt::print(m_out, "#   {}whole run: {:.2f} {} (bytes over the samples' summed time: perftest's BW average)\n",
+                 m_show_group ? c.group_id + " " : "", in_unit(*c.rdma->run_bw_GBps, m_unit), unit_name(m_unit));
+    }
+  }
   if (!reason.empty() && reason != m_last_reason) {
     fmt::print(m_out, "#   skipped: {}\n", reason);
     m_last_reason = reason;

@@ -46,16 +46,17 @@ using verbs_detail::view_of;
 
 class VerbsBackend;
 
+using Clock = std::chrono::steady_clock;
+
 class VerbsTimer final : public Timer {
  public:
   explicit VerbsTimer(VerbsBackend& backend) : m_backend(backend) {}
-  void start() override { m_start = std::chrono::steady_clock::now(); }
+  void start() override;
   double stop() override;
   [[nodiscard]] std::string clock() const override { return "host steady_clock"; }
 
  private:
   VerbsBackend& m_backend;
-  std::chrono::steady_clock::time_point m_start;
 };
 
 class VerbsBackend final : public Backend {
@@ -76,10 +77,11 @@ class VerbsBackend final : public Backend {
   void wait() override;
   std::uint64_t count_wrong() override;
   Timer& timer() override { return m_timer; }
-  [[nodiscard]] std::optional<RdmaInfo> rdma_info() const override { return m_info; }
+  [[nodiscard]] std::optional<RdmaInfo> rdma_info() const override;
 
-  /// What the timer reports for `elapsed` seconds of this side's ops.
-  [[nodiscard]] double reported(double elapsed) const;
+  void start_sample();
+  /// Seconds of this side's ops since start_sample() (what the timer reports).
+  [[nodiscard]] double end_sample();
 
  private:
   void open_device(const RunConfig& config);
@@ -89,6 +91,13 @@ class VerbsBackend final : public Backend {
   [[nodiscard]] PeerInfo my_info(const RunConfig& config, int world_rank, const std::string& host) const;
   void connect(const PeerInfo& peer, std::optional<int> mtu);
   void post_write(std::size_t qp, std::uint32_t bytes, bool signaled, std::uint64_t covers);
+  void post_data_write(std::size_t qp, bool signal_it);
+  void post_markers();
+  [[nodiscard]] bool markers_done() const;
+  void top_up();
+  [[nodiscard]] double end_window();
+  [[nodiscard]] std::uint64_t in_flight(std::size_t qp) const { return m_posted[qp] - m_completed[qp]; }
+  std::size_t reap_some();
   void reap(std::size_t min_completions);
   void check_deadline(std::chrono::steady_clock::time_point since, std::string_view what) const;
   void wait_for_byte(std::uint8_t value);
@@ -136,15 +145,27 @@ class VerbsBackend final : public Backend {
   CaseSpec m_spec;
   std::uint32_t m_bytes = 0;
   std::size_t m_next_qp = 0;
-  std::vector<std::uint64_t> m_in_flight;        // per QP: posted, not yet known complete
+  std::vector<std::uint64_t> m_posted;           // per QP: writes posted, ever
+  std::vector<std::uint64_t> m_completed;        // per QP: writes known complete, ever
   std::vector<std::uint64_t> m_since_signalled;  // per QP: posted since the last signalled write
   std::uint8_t m_seq = 0;                        // ib_write_lat: the marker of the current round trip
+  // ib_write_bw keeps its queue pairs busy across samples (see end_window()).
+  Clock::time_point m_sample_start;
+  std::optional<Clock::time_point> m_window_start;  // the last markers' completion; unset after a drain
+  std::vector<std::uint64_t> m_marker_at;           // per QP: m_posted just after its latest marker
+  std::uint64_t m_since_markers = 0;                // data writes posted since the latest markers
+  std::uint64_t m_ahead = 0;                        // of those, posted ahead of the enqueue() they stand for
+  std::uint64_t m_sample_ops = 0;                   // enqueue() calls since start_sample()
+  std::uint64_t m_lookahead = 0;                    // writes to keep ahead: the last sample's ops
+  bool m_drain = false;                             // this case: the writes ahead ran out once, post none
+  int m_windows = 0;                                // since prepare(); the first is the runner's warm-up
+  std::uint64_t m_run_writes = 0;                   // over the measured windows
+  double m_run_s = 0.0;
 };
 
-double VerbsTimer::stop() {
-  m_backend.wait();
-  return m_backend.reported(std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count());
-}
+void VerbsTimer::start() { m_backend.start_sample(); }
+
+double VerbsTimer::stop() { return m_backend.end_sample(); }
 
 VerbsBackend::VerbsBackend(Group& pair, const RunConfig& config, int world_rank, const std::string& host)
     : m_pair(pair),
@@ -231,7 +252,7 @@ void VerbsBackend::create_queue_pairs(const RunConfig& config) {
     fail("ibv_alloc_pd", errno);
   }
   allocate_buffer(config, total, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-  const int cq_depth = m_tx_depth * r.qps + 1;
+  const int cq_depth = (m_tx_depth + 1) * (m_lat ? 1 : r.qps) + 1;  // every write and each QP's marker signalled
   m_cq = CompletionQueue(::ibv_create_cq(m_ctx.get(), cq_depth, nullptr, nullptr, 0));
   if (m_cq.get() == nullptr) {
     fail(fmt::format("ibv_create_cq of depth {} (lower --tx-depth or --qp)", cq_depth), errno);
@@ -266,7 +287,9 @@ void VerbsBackend::create_queue_pairs(const RunConfig& config) {
     }
     m_qps.push_back(std::move(qp));
   }
-  m_in_flight.assign(m_qps.size(), 0);
+  m_posted.assign(m_qps.size(), 0);
+  m_completed.assign(m_qps.size(), 0);
+  m_marker_at.assign(m_qps.size(), 0);
   m_since_signalled.assign(m_qps.size(), 0);
   std::random_device rd;
   m_psn = rd() & 0xffffffU;
@@ -415,6 +438,10 @@ void VerbsBackend::prepare(const CaseSpec& spec) {
   m_spec = spec;
   m_bytes = static_cast<std::uint32_t>(spec.count);
   m_seq = 0;
+  m_windows = 0;
+  m_drain = false;
+  m_run_writes = 0;
+  m_run_s = 0.0;
   if (m_lat) {                                                                       // (host memory only)
     __atomic_store_n(recv_half() + m_bytes - 1, std::uint8_t{0}, __ATOMIC_RELEASE);  // no stale marker
   }
@@ -451,11 +478,83 @@ std::uint64_t VerbsBackend::count_wrong() {
   return ccbench::count_wrong(checked, 2, m_pair.rank(), recv_half());
 }
 
-double VerbsBackend::reported(double elapsed) const {
-  if (!m_lat) {
-    return writes() ? elapsed : 0.0;
+std::optional<RdmaInfo> VerbsBackend::rdma_info() const {
+  RdmaInfo info = m_info;
+  // One direction's figure: with --bidirectional each side knows only its own writes.
+  if (!m_lat && !m_bidir && m_run_s > 0.0) {
+    info.run_bw_GBps = static_cast<double>(m_run_writes) * m_bytes / m_run_s / 1e9;
   }
-  return m_pair.rank() == 0 ? elapsed / 2.0 : 0.0;  // one way; the answering side's clock says nothing
+  return info;
+}
+
+void VerbsBackend::start_sample() {
+  m_sample_start = Clock::now();
+  m_sample_ops = 0;
+  if (m_lat || !writes() || !m_window_start) {
+    return;
+  }
+  while (reap_some() > 0) {
+  }
+  bool idle = true;
+  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
+    idle = idle && in_flight(qp) == 0;
+  }
+  // What was posted ahead ran out while the ranks met: this window starts now, from an idle link. Posting
+  // ahead stops for the rest of the case, as it only delays the next markers (and, where the ranks meet over
+  // the same wire, as on Soft-RoCE on lo, their meeting too); each sample then drains the link, as perftest's
+  // run does once.
+  if (idle) {
+    m_drain = true;
+    m_since_markers = 0;
+    m_ahead = 0;
+    m_window_start.reset();
+  }
+}
+
+double VerbsBackend::end_sample() {
+  if (m_lat) {
+    wait();
+    const double elapsed = std::chrono::duration<double>(Clock::now() - m_sample_start).count();
+    return m_pair.rank() == 0 ? elapsed / 2.0 : 0.0;  // one way; the answering side's clock says nothing
+  }
+  return writes() ? end_window() : 0.0;
+}
+
+// perftest posts its whole run back to back, so only the run's first and last writes see an idle link. A sample
+// here is a window between two sets of markers (a zero-byte signalled write per QP, complete once every write
+// before it on its QP is): from the previous sample's markers to this one's. While a sample's markers drain, writes
+// for the next sample are posted behind them (as many as this sample enqueued), so the link stays busy while the
+// ranks meet between samples, and each window times the writes posted in it at the link's steady rate. The
+// sample's time is its share of the window: ops x (window / writes in the window). Where those writes ran out
+// before the next sample started (start_sample() sees nothing in flight), that window and every later one of the
+// case start at their sample's start and end once the link is drained, paying its ramp-up and tail each time.
+double VerbsBackend::end_window() {
+  const std::uint64_t writes_in_window = m_since_markers;
+  // A window begun on an idle link keeps the link to itself until its markers are back: on Soft-RoCE the
+  // markers' acknowledgements would queue behind writes posted after them.
+  const bool steady = m_window_start.has_value();
+  post_markers();
+  m_lookahead = m_drain ? 0 : m_sample_ops;
+  const auto since = Clock::now();
+  std::uint64_t idle = 0;
+  while (!markers_done()) {
+    if (steady) {
+      top_up();
+    }
+    if (reap_some() == 0 && (++idle & 0xfffU) == 0) {
+      check_deadline(since, "completion");
+    }
+  }
+  const Clock::time_point end = Clock::now();
+  top_up();
+  const Clock::time_point begin = m_window_start.value_or(m_sample_start);
+  const double window = std::chrono::duration<double>(end - begin).count();
+  if (m_windows++ > 0) {
+    m_run_writes += writes_in_window;
+    m_run_s += window;
+  }
+  m_window_start = end;
+  return window / static_cast<double>(std::max<std::uint64_t>(writes_in_window, 1)) * static_cast<double>(m_sample_ops);
 }
 
 void VerbsBackend::check_deadline(std::chrono::steady_clock::time_point since, std::string_view what) const {
@@ -488,28 +587,34 @@ void VerbsBackend::post_write(std::size_t qp, std::uint32_t bytes, bool signaled
   }
 }
 
-// Polls until at least `min_completions` signalled writes have completed; each covers the unsignalled
-// writes posted before it on its QP.
-void VerbsBackend::reap(std::size_t min_completions) {
+// One poll of the completion queue; each signalled write completed covers the unsignalled writes posted before
+// it on its QP. Returns how many completions it found.
+std::size_t VerbsBackend::reap_some() {
   std::array<ibv_wc, 16> wc{};
+  const int n = ::ibv_poll_cq(m_cq.get(), static_cast<int>(wc.size()), wc.data());
+  if (n < 0) {
+    throw BackendError("ibv_poll_cq failed");
+  }
+  for (int i = 0; i < n; ++i) {
+    const ibv_wc& c = wc[static_cast<std::size_t>(i)];
+    if (c.status != IBV_WC_SUCCESS) {
+      throw BackendError(fmt::format("RDMA write to {} ({} on {}) failed: {} (vendor error {:#x})", m_peer.device,
+                                     m_peer.host, m_peer.rank, ::ibv_wc_status_str(c.status), c.vendor_err));
+    }
+    const std::size_t qp = c.wr_id & 0xffffU;
+    m_completed[qp] = std::min(m_posted[qp], m_completed[qp] + (c.wr_id >> 16U));
+  }
+  return static_cast<std::size_t>(n);
+}
+
+// Polls until at least `min_completions` signalled writes have completed.
+void VerbsBackend::reap(std::size_t min_completions) {
   std::size_t got = 0;
-  const auto since = std::chrono::steady_clock::now();
+  const auto since = Clock::now();
   std::uint64_t idle = 0;
   while (got < min_completions) {
-    const int n = ::ibv_poll_cq(m_cq.get(), static_cast<int>(wc.size()), wc.data());
-    if (n < 0) {
-      throw BackendError("ibv_poll_cq failed");
-    }
-    for (int i = 0; i < n; ++i) {
-      const ibv_wc& c = wc[static_cast<std::size_t>(i)];
-      if (c.status != IBV_WC_SUCCESS) {
-        throw BackendError(fmt::format("RDMA write to {} ({} on {}) failed: {} (vendor error {:#x})", m_peer.device,
-                                       m_peer.host, m_peer.rank, ::ibv_wc_status_str(c.status), c.vendor_err));
-      }
-      const std::size_t qp = c.wr_id & 0xffffU;
-      m_in_flight[qp] -= std::min(m_in_flight[qp], c.wr_id >> 16U);
-    }
-    got += static_cast<std::size_t>(n);
+    const std::size_t n = reap_some();
+    got += n;
     if (n == 0 && (++idle & 0xfffU) == 0) {
       check_deadline(since, "completion");
     }
@@ -534,7 +639,7 @@ void VerbsBackend::enqueue() {
       wait_for_byte(m_seq);
     }
     send_half()[m_bytes - 1] = m_seq;
-    m_in_flight[0] += 1;
+    m_posted[0] += 1;
     post_write(0, m_bytes, true, 1);
     if (m_pair.rank() == 0) {
       wait_for_byte(m_seq);
@@ -545,33 +650,77 @@ void VerbsBackend::enqueue() {
   if (!writes()) {
     return;
   }
+  ++m_sample_ops;
+  if (m_ahead > 0) {  // posted already, behind the last markers
+    --m_ahead;
+    return;
+  }
   const std::size_t qp = m_next_qp;
-  m_next_qp = (m_next_qp + 1) % m_qps.size();
-  while (m_in_flight[qp] >= static_cast<std::uint64_t>(m_tx_depth)) {
+  while (in_flight(qp) >= static_cast<std::uint64_t>(m_tx_depth)) {
     reap(1);
   }
-  m_in_flight[qp] += 1;
+  post_data_write(qp, false);
+}
+
+// The next write of the current size, on `qp` (which has room): signalled every --cq-mod writes, or when asked.
+void VerbsBackend::post_data_write(std::size_t qp, bool signal_it) {
+  m_next_qp = (qp + 1) % m_qps.size();
+  m_posted[qp] += 1;
   m_since_signalled[qp] += 1;
-  const bool signal = m_since_signalled[qp] >= static_cast<std::uint64_t>(m_cq_mod);
+  const bool signal = signal_it || m_since_signalled[qp] >= static_cast<std::uint64_t>(m_cq_mod);
   post_write(qp, m_bytes, signal, signal ? m_since_signalled[qp] : 0);
   if (signal) {
     m_since_signalled[qp] = 0;
   }
+  ++m_since_markers;
 }
 
-// Every write posted is complete. Unsignalled writes at the tail of a QP are covered by one signalled
-// zero-byte write (completions come in order on a QP).
-void VerbsBackend::wait() {
+// A signalled zero-byte write on every QP (each QP has a slot kept for it): complete when everything posted
+// before it on its QP is, unsignalled writes included.
+void VerbsBackend::post_markers() {
   for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
-    if (m_since_signalled[qp] > 0) {
-      m_in_flight[qp] += 1;
-      post_write(qp, 0, true, m_since_signalled[qp] + 1);
-      m_since_signalled[qp] = 0;
+    m_posted[qp] += 1;
+    post_write(qp, 0, true, m_since_signalled[qp] + 1);
+    m_since_signalled[qp] = 0;
+    m_marker_at[qp] = m_posted[qp];
+  }
+  m_since_markers = 0;
+  m_ahead = 0;  // what was posted ahead is before the markers: this window's
+}
+
+bool VerbsBackend::markers_done() const {
+  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
+    if (m_completed[qp] < m_marker_at[qp]) {
+      return false;
     }
   }
-  while (std::any_of(m_in_flight.begin(), m_in_flight.end(), [](std::uint64_t n) { return n > 0; })) {
-    reap(1);
+  return true;
+}
+
+// Posts, without waiting, writes ahead of the next sample's enqueue() calls, up to m_lookahead and while the
+// next QP in turn has room (a marker in flight takes its slot). Each is signalled, so that start_sample() can
+// tell whether they ran out.
+void VerbsBackend::top_up() {
+  while (m_ahead < m_lookahead && in_flight(m_next_qp) < static_cast<std::uint64_t>(m_tx_depth)) {
+    post_data_write(m_next_qp, true);
+    ++m_ahead;
   }
+}
+
+// Every write posted is complete, those posted ahead included; the next window starts from an idle link.
+void VerbsBackend::wait() {
+  const bool any = std::any_of(m_since_signalled.begin(), m_since_signalled.end(), [](auto n) { return n > 0; });
+  if (any) {
+    post_markers();
+  }
+  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
+    while (in_flight(qp) > 0) {
+      reap(1);
+    }
+  }
+  m_since_markers = 0;
+  m_ahead = 0;
+  m_window_start.reset();
 }
 
 }  // namespace

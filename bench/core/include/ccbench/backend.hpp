@@ -48,6 +48,9 @@ struct RdmaInfo {
   bool bidir = false;
   std::string mem = "host";
   std::vector<RdmaEndpoint> endpoints;  // the pair, in group rank order (the writer first)
+  // ib_write_bw, one direction: bytes over wall time across the case's samples back to back (perftest's
+  // BW average); unset for ib_write_lat and --bidirectional
+  std::optional<double> run_bw_GBps;
 };
 
 struct Support {

@@ -17,7 +17,8 @@ namespace ccbench {
 inline constexpr std::string_view kSchemaName = "ccbench.result";
 // 1.1: group_id, group_ranks, group_hosts, topology; 1.2: environment.binding;
 // 1.3: ib_write_bw / ib_write_lat (backend verbs, rdma, bw_peak_GBps), time.p999_us;
-// 1.4: copy_bench (op copy, backend cuda, group copy), timing graph
+// 1.4: copy_bench (op copy, backend cuda, group copy), timing graph; 1.5: --nccl-variants;
+// 1.6: a null median CI below 6 samples, rdma.run_bw_GBps, stop_reason noise_floor
 inline constexpr std::string_view kSchemaVersion = "1.6.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
