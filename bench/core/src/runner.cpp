@@ -150,8 +150,14 @@ Measurement Runner::measure(const CaseSpec& spec) {
   double elapsed = 0.0;
   while (true) {
     chunk.assign(next_chunk(m.samples_s.size(), elapsed), 0.0);
-    for (double& sample : chunk) {
-      sample = take_sample(m.ops_per_sample);
+    if (m_policy.timing == TimingMode::Batch && m_backend.streams()) {
+      m_group.barrier();
+      m_backend.stream_samples(m.ops_per_sample, chunk);
+      progress();
+    } else {
+      for (double& sample : chunk) {
+        sample = take_sample(m.ops_per_sample);
+      }
     }
     chunk.push_back(seconds_since(start));  // reduced with the samples: one collective per chunk
     m_group.max_all(chunk);

@@ -78,9 +78,11 @@ class VerbsBackend final : public Backend {
   std::uint64_t count_wrong() override;
   Timer& timer() override { return m_timer; }
   [[nodiscard]] std::optional<RdmaInfo> rdma_info() const override;
+  [[nodiscard]] bool streams() const override { return !m_lat; }
+  void stream_samples(std::uint64_t ops, std::span<double> per_op_s) override;
 
-  void start_sample();
-  /// Seconds of this side's ops since start_sample() (what the timer reports).
+  void start_sample() { m_sample_start = Clock::now(); }
+  /// Seconds of this side's ops since start_sample(), the link drained (what the timer reports).
   [[nodiscard]] double end_sample();
 
  private:
@@ -92,10 +94,7 @@ class VerbsBackend final : public Backend {
   void connect(const PeerInfo& peer, std::optional<int> mtu);
   void post_write(std::size_t qp, std::uint32_t bytes, bool signaled, std::uint64_t covers);
   void post_data_write(std::size_t qp, bool signal_it);
-  void post_markers();
-  [[nodiscard]] bool markers_done() const;
-  void top_up();
-  [[nodiscard]] double end_window();
+  [[nodiscard]] std::uint64_t completed() const;
   [[nodiscard]] std::uint64_t in_flight(std::size_t qp) const { return m_posted[qp] - m_completed[qp]; }
   std::size_t reap_some();
   void reap(std::size_t min_completions);
@@ -149,17 +148,8 @@ class VerbsBackend final : public Backend {
   std::vector<std::uint64_t> m_completed;        // per QP: writes known complete, ever
   std::vector<std::uint64_t> m_since_signalled;  // per QP: posted since the last signalled write
   std::uint8_t m_seq = 0;                        // ib_write_lat: the marker of the current round trip
-  // ib_write_bw keeps its queue pairs busy across samples (see end_window()).
   Clock::time_point m_sample_start;
-  std::optional<Clock::time_point> m_window_start;  // the last markers' completion; unset after a drain
-  std::vector<std::uint64_t> m_marker_at;           // per QP: m_posted just after its latest marker
-  std::uint64_t m_since_markers = 0;                // data writes posted since the latest markers
-  std::uint64_t m_ahead = 0;                        // of those, posted ahead of the enqueue() they stand for
-  std::uint64_t m_sample_ops = 0;                   // enqueue() calls since start_sample()
-  std::uint64_t m_lookahead = 0;                    // writes to keep ahead: the last sample's ops
-  bool m_drain = false;                             // this case: the writes ahead ran out once, post none
-  int m_windows = 0;                                // since prepare(); the first is the runner's warm-up
-  std::uint64_t m_run_writes = 0;                   // over the measured windows
+  std::uint64_t m_run_writes = 0;  // ib_write_bw: the writes of the measured streams, and their time
   double m_run_s = 0.0;
 };
 
@@ -289,7 +279,6 @@ void VerbsBackend::create_queue_pairs(const RunConfig& config) {
   }
   m_posted.assign(m_qps.size(), 0);
   m_completed.assign(m_qps.size(), 0);
-  m_marker_at.assign(m_qps.size(), 0);
   m_since_signalled.assign(m_qps.size(), 0);
   std::random_device rd;
   m_psn = rd() & 0xffffffU;
@@ -438,8 +427,6 @@ void VerbsBackend::prepare(const CaseSpec& spec) {
   m_spec = spec;
   m_bytes = static_cast<std::uint32_t>(spec.count);
   m_seq = 0;
-  m_windows = 0;
-  m_drain = false;
   m_run_writes = 0;
   m_run_s = 0.0;
   if (m_lat) {                                                                       // (host memory only)
@@ -487,74 +474,77 @@ std::optional<RdmaInfo> VerbsBackend::rdma_info() const {
   return info;
 }
 
-void VerbsBackend::start_sample() {
-  m_sample_start = Clock::now();
-  m_sample_ops = 0;
-  if (m_lat || !writes() || !m_window_start) {
-    return;
-  }
-  while (reap_some() > 0) {
-  }
-  bool idle = true;
-  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
-    idle = idle && in_flight(qp) == 0;
-  }
-  // What was posted ahead ran out while the ranks met: this window starts now, from an idle link. Posting
-  // ahead stops for the rest of the case, as it only delays the next markers (and, where the ranks meet over
-  // the same wire, as on Soft-RoCE on lo, their meeting too); each sample then drains the link, as perftest's
-  // run does once.
-  if (idle) {
-    m_drain = true;
-    m_since_markers = 0;
-    m_ahead = 0;
-    m_window_start.reset();
-  }
-}
-
 double VerbsBackend::end_sample() {
+  wait();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - m_sample_start).count();
   if (m_lat) {
-    wait();
-    const double elapsed = std::chrono::duration<double>(Clock::now() - m_sample_start).count();
     return m_pair.rank() == 0 ? elapsed / 2.0 : 0.0;  // one way; the answering side's clock says nothing
   }
-  return writes() ? end_window() : 0.0;
+  return writes() ? elapsed : 0.0;
 }
 
-// perftest posts its whole run back to back, so only the run's first and last writes see an idle link. A sample
-// here is a window between two sets of markers (a zero-byte signalled write per QP, complete once every write
-// before it on its QP is): from the previous sample's markers to this one's. While a sample's markers drain, writes
-// for the next sample are posted behind them (as many as this sample enqueued), so the link stays busy while the
-// ranks meet between samples, and each window times the writes posted in it at the link's steady rate. The
-// sample's time is its share of the window: ops x (window / writes in the window). Where those writes ran out
-// before the next sample started (start_sample() sees nothing in flight), that window and every later one of the
-// case start at their sample's start and end once the link is drained, paying its ramp-up and tail each time.
-double VerbsBackend::end_window() {
-  const std::uint64_t writes_in_window = m_since_markers;
-  // A window begun on an idle link keeps the link to itself until its markers are back: on Soft-RoCE the
-  // markers' acknowledgements would queue behind writes posted after them.
-  const bool steady = m_window_start.has_value();
-  post_markers();
-  m_lookahead = m_drain ? 0 : m_sample_ops;
-  const auto since = Clock::now();
+// ib_write_bw's samples as perftest takes its run: `per_op_s.size()` samples of `ops` writes posted back to back
+// with --tx-depth in flight, each sample the time between the completion that ends the one before it (the first:
+// the first post) and its own last write's completion. Only the stream's first sample pays the link's ramp-up,
+// and the drain comes once, after the last; the ranks do not meet between samples. The side that only receives
+// reports zeros (the runner takes the MAX across ranks).
+void VerbsBackend::stream_samples(std::uint64_t ops, std::span<double> per_op_s) {
+  std::fill(per_op_s.begin(), per_op_s.end(), 0.0);
+  if (!writes() || per_op_s.empty() || ops == 0) {
+    return;
+  }
+  const std::uint64_t total = ops * per_op_s.size();
+  const std::uint64_t done_before = completed();
+  std::uint64_t posted = 0;
+  std::size_t next_sample = 0;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last = start;
+  // Every sample whose last write is complete ends now. Completions can come in bursts (Soft-RoCE's threads
+  // report several at once): samples that end in the same poll share the time since the last one ended.
+  const auto stamp = [&] {
+    const std::uint64_t done = completed() - done_before;
+    std::size_t ended = next_sample;
+    while (ended < per_op_s.size() && done >= (ended + 1) * ops) {
+      ++ended;
+    }
+    if (ended == next_sample) {
+      return;
+    }
+    const Clock::time_point now = Clock::now();
+    const double each =
+        std::chrono::duration<double>(now - last).count() / static_cast<double>((ended - next_sample) * ops);
+    std::fill(per_op_s.begin() + static_cast<std::ptrdiff_t>(next_sample),
+              per_op_s.begin() + static_cast<std::ptrdiff_t>(ended), each);
+    next_sample = ended;
+    last = now;
+  };
+  Clock::time_point progress = start;
   std::uint64_t idle = 0;
-  while (!markers_done()) {
-    if (steady) {
-      top_up();
+  while (next_sample < per_op_s.size()) {
+    if (posted < total && in_flight(m_next_qp) < static_cast<std::uint64_t>(m_tx_depth)) {
+      ++posted;
+      // A sample's last write says when it is complete; so does each QP's last, so that nothing stays unknown.
+      post_data_write(m_next_qp, posted % ops == 0 || posted + m_qps.size() > total);
+      continue;
     }
-    if (reap_some() == 0 && (++idle & 0xfffU) == 0) {
-      check_deadline(since, "completion");
+    if (reap_some() > 0) {
+      stamp();
+      progress = Clock::now();
+      idle = 0;
+    } else if ((++idle & 0xfffU) == 0) {
+      check_deadline(progress, "completion");
     }
   }
-  const Clock::time_point end = Clock::now();
-  top_up();
-  const Clock::time_point begin = m_window_start.value_or(m_sample_start);
-  const double window = std::chrono::duration<double>(end - begin).count();
-  if (m_windows++ > 0) {
-    m_run_writes += writes_in_window;
-    m_run_s += window;
+  m_run_writes += total;
+  m_run_s += std::chrono::duration<double>(last - start).count();
+}
+
+std::uint64_t VerbsBackend::completed() const {
+  std::uint64_t sum = 0;
+  for (const std::uint64_t n : m_completed) {
+    sum += n;
   }
-  m_window_start = end;
-  return window / static_cast<double>(std::max<std::uint64_t>(writes_in_window, 1)) * static_cast<double>(m_sample_ops);
+  return sum;
 }
 
 void VerbsBackend::check_deadline(std::chrono::steady_clock::time_point since, std::string_view what) const {
@@ -650,11 +640,6 @@ void VerbsBackend::enqueue() {
   if (!writes()) {
     return;
   }
-  ++m_sample_ops;
-  if (m_ahead > 0) {  // posted already, behind the last markers
-    --m_ahead;
-    return;
-  }
   const std::size_t qp = m_next_qp;
   while (in_flight(qp) >= static_cast<std::uint64_t>(m_tx_depth)) {
     reap(1);
@@ -672,55 +657,23 @@ void VerbsBackend::post_data_write(std::size_t qp, bool signal_it) {
   if (signal) {
     m_since_signalled[qp] = 0;
   }
-  ++m_since_markers;
 }
 
-// A signalled zero-byte write on every QP (each QP has a slot kept for it): complete when everything posted
-// before it on its QP is, unsignalled writes included.
-void VerbsBackend::post_markers() {
-  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
-    m_posted[qp] += 1;
-    post_write(qp, 0, true, m_since_signalled[qp] + 1);
-    m_since_signalled[qp] = 0;
-    m_marker_at[qp] = m_posted[qp];
-  }
-  m_since_markers = 0;
-  m_ahead = 0;  // what was posted ahead is before the markers: this window's
-}
-
-bool VerbsBackend::markers_done() const {
-  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
-    if (m_completed[qp] < m_marker_at[qp]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Posts, without waiting, writes ahead of the next sample's enqueue() calls, up to m_lookahead and while the
-// next QP in turn has room (a marker in flight takes its slot). Each is signalled, so that start_sample() can
-// tell whether they ran out.
-void VerbsBackend::top_up() {
-  while (m_ahead < m_lookahead && in_flight(m_next_qp) < static_cast<std::uint64_t>(m_tx_depth)) {
-    post_data_write(m_next_qp, true);
-    ++m_ahead;
-  }
-}
-
-// Every write posted is complete, those posted ahead included; the next window starts from an idle link.
+// Every write posted is complete: a signalled zero-byte write on each QP with unsignalled writes before it
+// (complete once they are), then the completion queue reaped until nothing is in flight.
 void VerbsBackend::wait() {
-  const bool any = std::any_of(m_since_signalled.begin(), m_since_signalled.end(), [](auto n) { return n > 0; });
-  if (any) {
-    post_markers();
+  for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
+    if (m_since_signalled[qp] > 0) {
+      m_posted[qp] += 1;
+      post_write(qp, 0, true, m_since_signalled[qp] + 1);
+      m_since_signalled[qp] = 0;
+    }
   }
   for (std::size_t qp = 0; qp < m_qps.size(); ++qp) {
     while (in_flight(qp) > 0) {
       reap(1);
     }
   }
-  m_since_markers = 0;
-  m_ahead = 0;
-  m_window_start.reset();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,16 @@ class Backend {
   }
   /// Launches the captured graph: `ops` ops of the current case.
   virtual void launch_graph() {}
+  /// Batch timing where the backend's ops can run back to back across samples (ib_write_bw, as perftest
+  /// runs): stream_samples() then takes a chunk of samples instead of the runner timing them one by one.
+  [[nodiscard]] virtual bool streams() const { return false; }
+  /// Fills `per_op_s` with as many samples of `ops` ops each, timed within one continuous stream of ops
+  /// (seconds per op as this rank sees them; zeros where this rank only receives). Every rank of the group
+  /// calls it, after a barrier.
+  virtual void stream_samples(std::uint64_t ops, std::span<double> per_op_s) {
+    (void)ops;
+    (void)per_op_s;
+  }
   /// From the hang guard's thread when the job is being ended for a timeout, while this rank may be blocked
   /// inside the backend's library: make the library stop (NCCL: ncclCommAbort). Nothing else is called after.
   virtual void abandon() noexcept {}
