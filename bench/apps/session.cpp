@@ -140,7 +140,7 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   h.stopping = c.iters ? fmt::format("{} samples per size", *c.iters)
                        : fmt::format(
                              "samples until the median's 95% CI is within ±{:g}% "
-                             "(at least {}, at most {:g} s per size)",
+                             "(at least {}, at most {:g} s per size; sooner at the noise floor)",
                              c.target_ci * 100, c.min_samples, c.time_budget_s);
   return h;
 }

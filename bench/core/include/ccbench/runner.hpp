@@ -27,13 +27,21 @@ struct SamplingPolicy {
   bool keep_samples = false;
 
   static constexpr double kTargetSampleS = 1e-3;
+  /// The calibration batch grows until it lasts this long: a per-op time from a handful of ops
+  /// is mostly the noise of one op, and the batch size then varies from run to run.
+  static constexpr double kCalibrationS = kTargetSampleS / 2;
   static constexpr std::uint64_t kMaxBatchOps = 10000;
+  /// The widest interval, in targets, that a stop at the noise floor accepts.
+  static constexpr double kNoiseFloorWidth = 5.0;
 };
 
 SamplingPolicy sampling_policy(const RunConfig& config);
 
 /// Whether sampling stops after these samples (sorted, MAX across ranks) and elapsed seconds.
 /// A pure function of values every rank holds identically, so every rank decides the same.
+/// Besides the target and the budget it stops at the noise floor: when the median's interval,
+/// narrowing as 1/sqrt(n), would still be wider than the target once the budget is spent, and
+/// is already within kNoiseFloorWidth targets.
 std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s);
 
 /// Ops per sample for a measured per-op time: enough that a sample lasts kTargetSampleS.
@@ -57,6 +65,9 @@ class Runner {
  private:
   std::uint64_t verify();
   std::uint64_t warm_up_and_calibrate();
+  std::uint64_t calibrate();
+  double timed_batch(std::uint64_t ops);    // per op, MAX across ranks
+  double take_enqueued(std::uint64_t ops);  // per op, this rank
   double take_sample(std::uint64_t ops);
   [[nodiscard]] std::uint64_t next_chunk(std::uint64_t have, double elapsed_s) const;
   void progress() noexcept;
