@@ -108,14 +108,16 @@ TEST(Runner, FixedIterationsTakeExactlyThatManySamples) {
   }
 }
 
-TEST(Runner, CalibratesBatchToAboutOneMillisecond) {
+constexpr double kSample = SamplingPolicy::kTargetSampleS;
+
+TEST(Runner, CalibratesBatchToTheTargetSampleTime) {
   SoloGroup group;
   FakeBackend backend;
-  backend.scripted().per_op = {1.0 / 4096};  // 244 us per op -> ceil(4.096) = 5 ops per sample
+  backend.scripted().per_op = {kSample / 4.096};  // -> ceil(4.096) = 5 ops per sample
   SamplingPolicy policy;
   policy.fixed_samples = 2;
   EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 5U);
-  EXPECT_EQ(batch_ops_for(5e-3), 1U);
+  EXPECT_EQ(batch_ops_for(5 * kSample), 1U);
   EXPECT_EQ(batch_ops_for(0.0), SamplingPolicy::kMaxBatchOps);
 }
 
@@ -142,21 +144,21 @@ TEST(Runner, FirstOpOfACaseIsUntimedAndWaitedForBeforeCalibration) {
 TEST(Runner, CalibrationBatchGrowsUntilItLastsHalfASample) {
   SoloGroup group;
   FakeBackend backend;
-  // 1, 2 and 4 ops of 122 us are under 0.5 ms; 8 ops (0.98 ms) are not, and are timed twice.
-  backend.scripted().per_op = {1.0 / 8192};
+  // Batches of 1, 2 and 4 ops last under half a sample; 8 ops do not, and are timed twice.
+  backend.scripted().per_op = {kSample / 8.192};
   SamplingPolicy policy;
   policy.warmup_iters = 1;
   policy.fixed_samples = 1;
   const Measurement m = Runner(group, backend, policy).measure(kSpec);
-  EXPECT_EQ(m.ops_per_sample, 9U);  // ceil(1 ms / 122 us)
+  EXPECT_EQ(m.ops_per_sample, 9U);  // ceil(8.192)
   EXPECT_EQ(backend.enqueued, 1U + (1U + 2U + 4U + 8U + 8U) + 9U);
 }
 
 TEST(Runner, OneSlowCalibrationBatchDoesNotSetTheBatch) {
   SoloGroup group;
   FakeBackend backend;
-  // The batch of 4 stalls (4 ms per op); its repeat runs at the steady 244 us.
-  backend.scripted().per_op = {1.0 / 4096, 1.0 / 4096, 4e-3, 1.0 / 4096};
+  // The batch of 4 stalls (four samples' time per op); its repeat runs at the steady pace.
+  backend.scripted().per_op = {kSample / 4.096, kSample / 4.096, 4 * kSample, kSample / 4.096};
   SamplingPolicy policy;
   policy.fixed_samples = 1;
   EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 5U);
@@ -185,7 +187,7 @@ TEST(Runner, PerOpTimingTakesOneOpPerSample) {
 
 TEST(Runner, StopsOnTargetCiWhenSamplesAreSteady) {
   SoloGroup group;
-  FakeBackend backend;  // every sample 1 ms: the CI has zero width
+  FakeBackend backend;  // every op 1 ms: the CI has zero width
   SamplingPolicy policy;
   policy.min_samples = 10;
   const Measurement m = Runner(group, backend, policy).measure(kSpec);
@@ -262,6 +264,36 @@ TEST(StopDecision, NoiseFloorWhenTheBudgetCannotReachTheTarget) {
   s.p50_ci95 = {0.96, 1.04};
   p.target_ci = 0.05;
   EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::TargetCi);
+}
+
+TEST(StopDecision, NoiseFloorOnAPlateau) {
+  SamplingPolicy p;
+  p.min_samples = 10;
+  p.time_budget_s = 1e9;  // the budget never runs out: only the plateau can stop it
+  Summary s;
+  s.n = 22;
+  s.p50 = 1.0;
+  s.p50_ci95 = {0.97, 1.03};
+  EXPECT_FALSE(stop_decision(p, s, 1.0));                              // no earlier interval yet
+  EXPECT_FALSE(stop_decision(p, s, 1.0, 0.05));                        // narrowed from +-5% to +-3%
+  EXPECT_EQ(stop_decision(p, s, 1.0, 0.031), StopReason::NoiseFloor);  // +-3.1% to +-3%: a plateau
+  s.p50_ci95 = {0.9, 1.1};
+  EXPECT_FALSE(stop_decision(p, s, 1.0, 0.1));  // +-10% is too wide to report at the noise floor
+}
+
+TEST(Runner, DriftingSamplesStopAtTheNoiseFloor) {
+  SoloGroup group;
+  FakeBackend backend;
+  // Two interleaved modes 3% apart: the median's interval spans both however many samples.
+  for (int i = 0; i < 400; ++i) {
+    backend.scripted().per_op.push_back(i % 2 == 0 ? 1.00e-3 : 1.03e-3);
+  }
+  SamplingPolicy policy;
+  policy.batch_ops = 1;
+  policy.time_budget_s = 1e9;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.stop_reason, StopReason::NoiseFloor);
+  EXPECT_EQ(m.samples_s.size(), 22U);  // decisions at 10, 15, 22: the first with an earlier half
 }
 
 TEST(Summarize, BandwidthsFromMedianAndMean) {

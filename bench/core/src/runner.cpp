@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "ccbench/errors.hpp"
 
@@ -11,6 +13,18 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The interval's relative half-width at the latest earlier decision with at most half of `n`
+// samples; unset before there was one.
+std::optional<double> width_with_half(const std::vector<std::pair<std::uint64_t, double>>& earlier, std::uint64_t n) {
+  std::optional<double> width;
+  for (const auto& [samples, w] : earlier) {
+    if (2 * samples <= n) {
+      width = w;
+    }
+  }
+  return width;
 }
 
 }  // namespace
@@ -30,7 +44,8 @@ SamplingPolicy sampling_policy(const RunConfig& config) {
   return p;
 }
 
-std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s) {
+std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s,
+                                        std::optional<double> earlier_half_width) {
   if (policy.fixed_samples) {
     return summary.n >= *policy.fixed_samples ? std::optional(StopReason::FixedIters) : std::nullopt;
   }
@@ -47,12 +62,18 @@ std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summ
   if (elapsed_s >= policy.time_budget_s) {
     return StopReason::TimeBudget;
   }
-  // Samples the budget has room for at the pace so far; the interval narrows as 1/sqrt(n), so
-  // if even that many would leave it wider than the target, more sampling only spends time.
   // An interval wider than kNoiseFloorWidth targets says little of the median: it keeps the
   // budget.
+  if (half_width > SamplingPolicy::kNoiseFloorWidth * policy.target_ci) {
+    return std::nullopt;
+  }
+  if (earlier_half_width && half_width > SamplingPolicy::kPlateauRatio * *earlier_half_width) {
+    return StopReason::NoiseFloor;
+  }
+  // Samples the budget has room for at the pace so far; the interval narrows as 1/sqrt(n), so
+  // if even that many would leave it wider than the target, more sampling only spends time.
   const auto n = static_cast<double>(summary.n);
-  if (elapsed_s > 0.0 && half_width <= SamplingPolicy::kNoiseFloorWidth * policy.target_ci) {
+  if (elapsed_s > 0.0) {
     const double reachable = n * policy.time_budget_s / elapsed_s;
     if (half_width * std::sqrt(n / reachable) > policy.target_ci) {
       return StopReason::NoiseFloor;
@@ -189,6 +210,7 @@ Measurement Runner::measure(const CaseSpec& spec) {
   m.ops_per_sample = warm_up_and_calibrate();
   const auto start = std::chrono::steady_clock::now();
   std::vector<double> chunk;
+  std::vector<std::pair<std::uint64_t, double>> half_widths;  // at each decision: samples, width
   double elapsed = 0.0;
   while (true) {
     chunk.assign(next_chunk(m.samples_s.size(), elapsed), 0.0);
@@ -200,10 +222,12 @@ Measurement Runner::measure(const CaseSpec& spec) {
     progress();
     elapsed = chunk.back();
     m.samples_s.insert(m.samples_s.end(), chunk.begin(), chunk.end() - 1);
-    if (const auto stop = stop_decision(m_policy, summarize(m.samples_s), elapsed)) {
+    const Summary summary = summarize(m.samples_s);
+    if (const auto stop = stop_decision(m_policy, summary, elapsed, width_with_half(half_widths, summary.n))) {
       m.stop_reason = *stop;
       break;
     }
+    half_widths.emplace_back(summary.n, relative_ci_halfwidth(summary));
   }
   m.elapsed_s = elapsed;
   return m;
