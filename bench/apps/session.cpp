@@ -119,8 +119,8 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   } else if (c.split != Split::World) {
     h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_in.groups.size());
   }
-  const std::string batch =
-      c.batch_ops ? fmt::format("{} ops per sample", *c.batch_ops) : std::string{"ops per sample calibrated to ~1 ms"};
+  const std::string batch = c.batch_ops ? fmt::format("{} ops per sample", *c.batch_ops)
+                                        : std::string{"ops per sample calibrated to ~0.25 ms"};
   for (const auto& g : m_in.groups) {
     if (c.peak_GBps) {
       h.peaks.push_back(fmt::format("{:g} GB/s (--peak-GBps)", *c.peak_GBps));
@@ -134,13 +134,13 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   const std::string per_sample = c.timing == TimingMode::Batch ? batch
                                  : c.timing == TimingMode::Graph
                                      ? (c.batch_ops ? fmt::format("{} ops per CUDA graph launch", *c.batch_ops)
-                                                    : std::string{"ops per CUDA graph calibrated to ~1 ms"})
+                                                    : std::string{"ops per CUDA graph calibrated to ~0.25 ms"})
                                      : std::string{"one op per sample"};
   h.timing = fmt::format("{} ({}), {}", name(c.timing), per_sample, clock);
   h.stopping = c.iters ? fmt::format("{} samples per size", *c.iters)
                        : fmt::format(
                              "samples until the median's 95% CI is within ±{:g}% "
-                             "(at least {}, at most {:g} s per size)",
+                             "(at least {}, at most {:g} s per size; sooner at the noise floor)",
                              c.target_ci * 100, c.min_samples, c.time_budget_s);
   return h;
 }

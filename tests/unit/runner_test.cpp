@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <deque>
+#include <string>
+#include <vector>
 
 #include "ccbench/pattern.hpp"
 
@@ -28,8 +32,12 @@ class SoloGroup final : public Group {
 /// Each timer.stop() returns ops_since_start x the next scripted per-op time.
 class ScriptedTimer final : public Timer {
  public:
-  void start() override { ops = 0; }
+  void start() override {
+    ops = 0;
+    running = true;
+  }
   double stop() override {
+    running = false;
     const double t = per_op.empty() ? 1e-3 : per_op.front();
     if (per_op.size() > 1) {
       per_op.pop_front();
@@ -39,6 +47,7 @@ class ScriptedTimer final : public Timer {
   [[nodiscard]] std::string clock() const override { return "scripted"; }
   std::deque<double> per_op;
   std::uint64_t ops = 0;
+  bool running = false;
 };
 
 /// A one-rank all-reduce is a copy; `corrupt` makes it wrong.
@@ -57,12 +66,13 @@ class FakeBackend final : public Backend {
   void enqueue() override {
     ++m_timer.ops;
     ++enqueued;
+    events.emplace_back(m_timer.running ? "timed op" : "untimed op");
     std::memcpy(out.data(), in.data(), in.size() * sizeof(float));
     if (corrupt) {
       out[0] += 1.0F;
     }
   }
-  void wait() override {}
+  void wait() override { events.emplace_back("wait"); }
   std::uint64_t count_wrong() override { return ccbench::count_wrong(m_spec, 1, 0, out.data()); }
   Timer& timer() override { return m_timer; }
 
@@ -71,6 +81,7 @@ class FakeBackend final : public Backend {
   std::vector<float> out;
   bool corrupt = false;
   std::uint64_t enqueued = 0;
+  std::vector<std::string> events;  // "untimed op", "timed op", "wait"
 
  private:
   CaseSpec m_spec;
@@ -97,15 +108,72 @@ TEST(Runner, FixedIterationsTakeExactlyThatManySamples) {
   }
 }
 
-TEST(Runner, CalibratesBatchToAboutOneMillisecond) {
+constexpr double kSample = SamplingPolicy::kTargetSampleS;
+
+TEST(Runner, CalibratesBatchToTheTargetSampleTime) {
   SoloGroup group;
   FakeBackend backend;
-  backend.scripted().per_op = {1.0 / 4096};  // 244 us per op -> ceil(4.096) = 5 ops per sample
+  backend.scripted().per_op = {kSample / 4.096};  // -> ceil(4.096) = 5 ops per sample
   SamplingPolicy policy;
   policy.fixed_samples = 2;
   EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 5U);
-  EXPECT_EQ(batch_ops_for(5e-3), 1U);
+  EXPECT_EQ(batch_ops_for(5 * kSample), 1U);
   EXPECT_EQ(batch_ops_for(0.0), SamplingPolicy::kMaxBatchOps);
+}
+
+TEST(Runner, FirstOpOfACaseIsUntimedAndWaitedForBeforeCalibration) {
+  for (const std::uint64_t warmup : {0U, 1U, 5U}) {
+    SoloGroup group;
+    FakeBackend backend;
+    SamplingPolicy policy;
+    policy.warmup_iters = warmup;
+    policy.fixed_samples = 1;
+    Runner(group, backend, policy).measure(kSpec);
+    ASSERT_GE(backend.events.size(), 3U);
+    EXPECT_EQ(backend.events[0], "untimed op") << "warm-up " << warmup;
+    EXPECT_EQ(backend.events[1], "wait") << "warm-up " << warmup;
+    // Every warm-up op is untimed and waited for before the first timed op.
+    const auto first_timed = std::find(backend.events.begin(), backend.events.end(), "timed op");
+    ASSERT_NE(first_timed, backend.events.end());
+    EXPECT_EQ(*(first_timed - 1), "wait");
+    const auto untimed = static_cast<std::uint64_t>(std::count(backend.events.begin(), first_timed, "untimed op"));
+    EXPECT_EQ(untimed, std::max<std::uint64_t>(warmup, 1));
+  }
+}
+
+TEST(Runner, CalibrationBatchGrowsUntilItLastsHalfASample) {
+  SoloGroup group;
+  FakeBackend backend;
+  // Batches of 1, 2 and 4 ops last under half a sample; 8 ops do not, and are timed twice.
+  backend.scripted().per_op = {kSample / 8.192};
+  SamplingPolicy policy;
+  policy.warmup_iters = 1;
+  policy.fixed_samples = 1;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.ops_per_sample, 9U);  // ceil(8.192)
+  EXPECT_EQ(backend.enqueued, 1U + (1U + 2U + 4U + 8U + 8U) + 9U);
+}
+
+TEST(Runner, OneSlowCalibrationBatchDoesNotSetTheBatch) {
+  SoloGroup group;
+  FakeBackend backend;
+  // The batch of 4 stalls (four samples' time per op); its repeat runs at the steady pace.
+  backend.scripted().per_op = {kSample / 4.096, kSample / 4.096, 4 * kSample, kSample / 4.096};
+  SamplingPolicy policy;
+  policy.fixed_samples = 1;
+  EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 5U);
+}
+
+TEST(Runner, FixedBatchSkipsCalibration) {
+  SoloGroup group;
+  FakeBackend backend;
+  SamplingPolicy policy;
+  policy.batch_ops = 4;
+  policy.warmup_iters = 3;
+  policy.fixed_samples = 2;
+  Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(backend.enqueued, 3U + 2U * 4U);
+  EXPECT_EQ(group.reductions, 1);  // the one chunk: no calibration batch was reduced
 }
 
 TEST(Runner, PerOpTimingTakesOneOpPerSample) {
@@ -119,13 +187,13 @@ TEST(Runner, PerOpTimingTakesOneOpPerSample) {
 
 TEST(Runner, StopsOnTargetCiWhenSamplesAreSteady) {
   SoloGroup group;
-  FakeBackend backend;  // every sample 1 ms: the CI has zero width
+  FakeBackend backend;  // every op 1 ms: the CI has zero width
   SamplingPolicy policy;
   policy.min_samples = 10;
   const Measurement m = Runner(group, backend, policy).measure(kSpec);
   EXPECT_EQ(m.stop_reason, StopReason::TargetCi);
   EXPECT_EQ(m.samples_s.size(), 10U);
-  EXPECT_EQ(group.reductions, 2);  // calibration + one chunk: the decision is one collective per chunk
+  EXPECT_EQ(group.reductions, 3);  // two calibration batches + one chunk: one collective per chunk
 }
 
 TEST(Runner, NoisySamplesRunIntoMaxSamples) {
@@ -161,11 +229,11 @@ TEST(StopDecision, RulesInOrder) {
   p.time_budget_s = 1.0;
   Summary s;
   s.p50 = 1.0;
-  s.p50_ci95 = {0.5, 1.5};
+  s.p50_ci95 = {0.95, 1.05};  // +-5%: 250 samples reach +-1%, and the budget has room for 1000
   s.n = 5;
   EXPECT_FALSE(stop_decision(p, s, 5.0));  // below min samples, even past the budget
   s.n = 10;
-  EXPECT_FALSE(stop_decision(p, s, 0.5));
+  EXPECT_FALSE(stop_decision(p, s, 0.01));
   EXPECT_EQ(stop_decision(p, s, 1.0), StopReason::TimeBudget);
   s.p50_ci95 = {0.995, 1.005};
   EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::TargetCi);
@@ -174,6 +242,58 @@ TEST(StopDecision, RulesInOrder) {
   EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::MaxSamples);
   p.fixed_samples = 200;
   EXPECT_FALSE(stop_decision(p, s, 100.0));  // fixed -n ignores the budget
+}
+
+TEST(StopDecision, NoiseFloorWhenTheBudgetCannotReachTheTarget) {
+  SamplingPolicy p;
+  p.min_samples = 10;
+  p.time_budget_s = 1.0;
+  Summary s;
+  s.n = 10;
+  s.p50 = 1.0;
+  // 10 samples in 10 ms: the budget has room for 1000, which narrow +-4% to +-0.4%.
+  s.p50_ci95 = {0.96, 1.04};
+  EXPECT_FALSE(stop_decision(p, s, 0.01));
+  // 10 samples in 100 ms: room for 100, which leave +-4% at +-1.3%: stop now.
+  EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::NoiseFloor);
+  // +-20% is too wide to report at the noise floor: the budget is spent on it.
+  s.p50_ci95 = {0.8, 1.2};
+  EXPECT_FALSE(stop_decision(p, s, 0.1));
+  EXPECT_EQ(stop_decision(p, s, 1.0), StopReason::TimeBudget);
+  // A looser target is reached instead.
+  s.p50_ci95 = {0.96, 1.04};
+  p.target_ci = 0.05;
+  EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::TargetCi);
+}
+
+TEST(StopDecision, NoiseFloorOnAPlateau) {
+  SamplingPolicy p;
+  p.min_samples = 10;
+  p.time_budget_s = 1e9;  // the budget never runs out: only the plateau can stop it
+  Summary s;
+  s.n = 22;
+  s.p50 = 1.0;
+  s.p50_ci95 = {0.97, 1.03};
+  EXPECT_FALSE(stop_decision(p, s, 1.0));                              // no earlier interval yet
+  EXPECT_FALSE(stop_decision(p, s, 1.0, 0.05));                        // narrowed from +-5% to +-3%
+  EXPECT_EQ(stop_decision(p, s, 1.0, 0.031), StopReason::NoiseFloor);  // +-3.1% to +-3%: a plateau
+  s.p50_ci95 = {0.9, 1.1};
+  EXPECT_FALSE(stop_decision(p, s, 1.0, 0.1));  // +-10% is too wide to report at the noise floor
+}
+
+TEST(Runner, DriftingSamplesStopAtTheNoiseFloor) {
+  SoloGroup group;
+  FakeBackend backend;
+  // Two interleaved modes 3% apart: the median's interval spans both however many samples.
+  for (int i = 0; i < 400; ++i) {
+    backend.scripted().per_op.push_back(i % 2 == 0 ? 1.00e-3 : 1.03e-3);
+  }
+  SamplingPolicy policy;
+  policy.batch_ops = 1;
+  policy.time_budget_s = 1e9;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.stop_reason, StopReason::NoiseFloor);
+  EXPECT_EQ(m.samples_s.size(), 22U);  // decisions at 10, 15, 22: the first with an earlier half
 }
 
 TEST(Summarize, BandwidthsFromMedianAndMean) {

@@ -83,7 +83,7 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
                  fmt::format("multiply the size by this each step (default {:g})", c.step_factor));
   app.add_option("-n,--iters", raw.iters, "fixed samples per size instead of adaptive stopping");
   app.add_option("-w,--warmup-iters", raw.warmup, "untimed ops before sampling each size (default 5)");
-  app.add_option("--batch", raw.batch, "ops per sample in batch timing (default: calibrated to ~1 ms)");
+  app.add_option("--batch", raw.batch, "ops per sample in batch timing (default: calibrated to ~0.25 ms)");
   app.add_option("-c,--check", raw.check, "verify results untimed (0/1; -c alone means 1)")
       ->expected(0, 1)
       ->default_str("1");

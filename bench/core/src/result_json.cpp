@@ -36,6 +36,8 @@ std::string_view name(StopReason reason) {
       return "time_budget";
     case StopReason::MaxSamples:
       return "max_samples";
+    case StopReason::NoiseFloor:
+      return "noise_floor";
   }
   return "fixed_iters";
 }
@@ -215,7 +217,7 @@ CaseResult case_from_json(const nlohmann::json& j) {
   static constexpr CaseStatus kStatuses[] = {CaseStatus::Ok, CaseStatus::Failed, CaseStatus::Skipped,
                                              CaseStatus::TimedOut};
   static constexpr StopReason kReasons[] = {StopReason::FixedIters, StopReason::TargetCi, StopReason::TimeBudget,
-                                            StopReason::MaxSamples};
+                                            StopReason::MaxSamples, StopReason::NoiseFloor};
   CaseResult r;
   r.benchmark = j.at("benchmark").get<std::string>();
   r.backend = j.at("backend").get<std::string>();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "ccbench/errors.hpp"
 
@@ -11,6 +13,18 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The interval's relative half-width at the latest earlier decision with at most half of `n`
+// samples; unset before there was one.
+std::optional<double> width_with_half(const std::vector<std::pair<std::uint64_t, double>>& earlier, std::uint64_t n) {
+  std::optional<double> width;
+  for (const auto& [samples, w] : earlier) {
+    if (2 * samples <= n) {
+      width = w;
+    }
+  }
+  return width;
 }
 
 }  // namespace
@@ -30,7 +44,8 @@ SamplingPolicy sampling_policy(const RunConfig& config) {
   return p;
 }
 
-std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s) {
+std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s,
+                                        std::optional<double> earlier_half_width) {
   if (policy.fixed_samples) {
     return summary.n >= *policy.fixed_samples ? std::optional(StopReason::FixedIters) : std::nullopt;
   }
@@ -40,11 +55,29 @@ std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summ
   if (summary.n < policy.min_samples) {
     return std::nullopt;
   }
-  if (relative_ci_halfwidth(summary) <= policy.target_ci) {
+  const double half_width = relative_ci_halfwidth(summary);
+  if (half_width <= policy.target_ci) {
     return StopReason::TargetCi;
   }
   if (elapsed_s >= policy.time_budget_s) {
     return StopReason::TimeBudget;
+  }
+  // An interval wider than kNoiseFloorWidth targets says little of the median: it keeps the
+  // budget.
+  if (half_width > SamplingPolicy::kNoiseFloorWidth * policy.target_ci) {
+    return std::nullopt;
+  }
+  if (earlier_half_width && half_width > SamplingPolicy::kPlateauRatio * *earlier_half_width) {
+    return StopReason::NoiseFloor;
+  }
+  // Samples the budget has room for at the pace so far; the interval narrows as 1/sqrt(n), so
+  // if even that many would leave it wider than the target, more sampling only spends time.
+  const auto n = static_cast<double>(summary.n);
+  if (elapsed_s > 0.0) {
+    const double reachable = n * policy.time_budget_s / elapsed_s;
+    if (half_width * std::sqrt(n / reachable) > policy.target_ci) {
+      return StopReason::NoiseFloor;
+    }
   }
   return std::nullopt;
 }
@@ -77,22 +110,22 @@ std::uint64_t Runner::verify() {
   return wrong;
 }
 
-// Warm-up ops are timed as one batch; their per-op time (MAX across ranks) sets the batch.
+// The first op of a case runs alone and is waited for, so that connection set-up (NCCL connects
+// lazily) and the first touch of fresh buffers land in no timed batch; the rest of the warm-up
+// follows, untimed. Then the batch is calibrated, unless it is fixed.
 std::uint64_t Runner::warm_up_and_calibrate() {
-  const std::uint64_t warmup = std::max<std::uint64_t>(m_policy.warmup_iters, 1);
   m_group.barrier();
-  Timer& timer = m_backend.timer();
-  timer.start();
-  for (std::uint64_t i = 0; i < warmup; ++i) {
+  m_backend.enqueue();
+  m_backend.wait();
+  for (std::uint64_t i = 1; i < m_policy.warmup_iters; ++i) {
     m_backend.enqueue();
   }
-  double per_op = timer.stop() / static_cast<double>(warmup);
-  m_group.max_all(std::span(&per_op, 1));
+  m_backend.wait();
   progress();
   if (m_policy.timing == TimingMode::PerOp) {
     return 1;
   }
-  const std::uint64_t ops = m_policy.batch_ops.value_or(batch_ops_for(per_op));
+  const std::uint64_t ops = m_policy.batch_ops ? *m_policy.batch_ops : calibrate();
   if (m_policy.timing == TimingMode::Graph) {
     if (!m_backend.capture_graph(ops)) {
       throw UsageError("--timing graph: the " + m_backend.name() + " backend has no CUDA graphs; use --backend nccl");
@@ -104,18 +137,48 @@ std::uint64_t Runner::warm_up_and_calibrate() {
   return ops;
 }
 
-double Runner::take_sample(std::uint64_t ops) {
+// Batches of 1, 2, 4, ... ops until one lasts kCalibrationS, then one more of that size; the
+// faster of the two sets the batch (a stall only ever lengthens a batch). Each time is the MAX
+// across ranks, so every rank takes the same steps.
+std::uint64_t Runner::calibrate() {
+  std::uint64_t ops = 1;
+  double per_op = timed_batch(ops);
+  while (per_op * static_cast<double>(ops) < SamplingPolicy::kCalibrationS && ops < SamplingPolicy::kMaxBatchOps) {
+    ops = std::min(ops * 2, SamplingPolicy::kMaxBatchOps);
+    per_op = timed_batch(ops);
+  }
+  per_op = std::min(per_op, timed_batch(ops));
+  return batch_ops_for(per_op);
+}
+
+double Runner::timed_batch(std::uint64_t ops) {
+  double per_op = take_enqueued(ops);
+  m_group.max_all(std::span(&per_op, 1));
+  progress();
+  return per_op;
+}
+
+double Runner::take_enqueued(std::uint64_t ops) {
   m_group.barrier();
   Timer& timer = m_backend.timer();
   timer.start();
-  if (m_policy.timing == TimingMode::Graph) {
-    m_backend.launch_graph();  // `ops` ops, captured
-  } else {
-    for (std::uint64_t i = 0; i < ops; ++i) {
-      m_backend.enqueue();
-    }
+  for (std::uint64_t i = 0; i < ops; ++i) {
+    m_backend.enqueue();
   }
-  const double per_op = timer.stop() / static_cast<double>(ops);
+  return timer.stop() / static_cast<double>(ops);
+}
+
+double Runner::take_sample(std::uint64_t ops) {
+  double per_op = 0.0;
+  if (m_policy.timing == TimingMode::Graph) {
+    m_group.barrier();
+    Timer& timer = m_backend.timer();
+    timer.start();
+    m_backend.launch_graph();  // `ops` ops, captured
+    per_op = timer.stop() / static_cast<double>(ops);
+  } else {
+    per_op = take_enqueued(ops);
+  }
   progress();
   return per_op;
 }
@@ -147,6 +210,7 @@ Measurement Runner::measure(const CaseSpec& spec) {
   m.ops_per_sample = warm_up_and_calibrate();
   const auto start = std::chrono::steady_clock::now();
   std::vector<double> chunk;
+  std::vector<std::pair<std::uint64_t, double>> half_widths;  // at each decision: samples, width
   double elapsed = 0.0;
   while (true) {
     chunk.assign(next_chunk(m.samples_s.size(), elapsed), 0.0);
@@ -164,10 +228,12 @@ Measurement Runner::measure(const CaseSpec& spec) {
     progress();
     elapsed = chunk.back();
     m.samples_s.insert(m.samples_s.end(), chunk.begin(), chunk.end() - 1);
-    if (const auto stop = stop_decision(m_policy, summarize(m.samples_s), elapsed)) {
+    const Summary summary = summarize(m.samples_s);
+    if (const auto stop = stop_decision(m_policy, summary, elapsed, width_with_half(half_widths, summary.n))) {
       m.stop_reason = *stop;
       break;
     }
+    half_widths.emplace_back(summary.n, relative_ci_halfwidth(summary));
   }
   m.elapsed_s = elapsed;
   return m;

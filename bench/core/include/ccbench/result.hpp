@@ -22,7 +22,8 @@ inline constexpr std::string_view kSchemaName = "ccbench.result";
 inline constexpr std::string_view kSchemaVersion = "1.6.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
-enum class StopReason { FixedIters, TargetCi, TimeBudget, MaxSamples };
+/// NoiseFloor: the median's interval would not reach the target within the time budget.
+enum class StopReason { FixedIters, TargetCi, TimeBudget, MaxSamples, NoiseFloor };
 
 std::string_view name(CaseStatus status);
 std::string_view name(StopReason reason);

@@ -26,15 +26,29 @@ struct SamplingPolicy {
   bool check = false;
   bool keep_samples = false;
 
-  static constexpr double kTargetSampleS = 1e-3;
+  static constexpr double kTargetSampleS = 2.5e-4;
+  /// The calibration batch grows until it lasts this long: a per-op time from a handful of ops
+  /// is mostly the noise of one op, and the batch size then varies from run to run.
+  static constexpr double kCalibrationS = kTargetSampleS / 2;
   static constexpr std::uint64_t kMaxBatchOps = 10000;
+  /// The widest interval, in targets, that a stop at the noise floor accepts.
+  static constexpr double kNoiseFloorWidth = 5.0;
+  /// An interval that keeps more than this fraction of its width while the samples double has
+  /// reached a plateau: the noise is not independent from sample to sample (drift, modes), and
+  /// more samples will not narrow it (independent noise would leave ~0.71).
+  static constexpr double kPlateauRatio = 0.9;
 };
 
 SamplingPolicy sampling_policy(const RunConfig& config);
 
 /// Whether sampling stops after these samples (sorted, MAX across ranks) and elapsed seconds.
 /// A pure function of values every rank holds identically, so every rank decides the same.
-std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s);
+/// Besides the target and the budget it stops at the noise floor, once the median's interval is
+/// within kNoiseFloorWidth targets: when it has stopped narrowing (`earlier_half_width`, its
+/// relative half-width with at most half these samples, is hardly wider), or when, narrowing as
+/// 1/sqrt(n), it would still be wider than the target once the budget is spent.
+std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s,
+                                        std::optional<double> earlier_half_width = std::nullopt);
 
 /// Ops per sample for a measured per-op time: enough that a sample lasts kTargetSampleS.
 std::uint64_t batch_ops_for(double per_op_s);
@@ -57,6 +71,9 @@ class Runner {
  private:
   std::uint64_t verify();
   std::uint64_t warm_up_and_calibrate();
+  std::uint64_t calibrate();
+  double timed_batch(std::uint64_t ops);    // per op, MAX across ranks
+  double take_enqueued(std::uint64_t ops);  // per op, this rank
   double take_sample(std::uint64_t ops);
   [[nodiscard]] std::uint64_t next_chunk(std::uint64_t have, double elapsed_s) const;
   void progress() noexcept;
