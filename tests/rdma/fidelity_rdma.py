@@ -9,7 +9,7 @@ perftest's ib_write_lat at each size. Ours and the peer alternate (A B A B) on t
 host hit both alike. Per size it prints the median of the per-pair ratios ours/perftest, their min-max and n:
 
   bw      ours' median sample (bytes / median per-write time) over perftest's BW average
-  bw_run  ours' whole-run figure (rdma.run_bw_GBps: bytes over the samples' summed windows) over perftest's
+  bw_run  ours' whole-run figure (rdma.run_bw_GBps: the streams' bytes over their time) over perftest's
           BW average (total bytes over the time of its one uninterrupted run)
   lat     ours' median one-way time (each sample a batch's mean) over perftest's t_typical (its median single
           round trip); above 1 = ours is slower
@@ -40,7 +40,7 @@ LAT_SIZES = [16, 256, 4096, 65536]  # ours: -b 16 -e 64K -f 16
 PERF_BW_BYTES = 32 << 20  # perftest's -n per bw size: about this many bytes, so each run lasts ~0.3 s here
 PERF_LAT_ITERS = 500
 OURS_FLAGS = "-d rxe0 -c 1 --timeout 60"
-OURS_BW_SWEEP = "-b 4096 -e 1048576 -f 4 -n 100"
+OURS_BW_SWEEP = "-b 4096 -e 1048576 -f 4 -n 20"
 OURS_LAT_SWEEP = "-b 16 -e 65536 -f 16 -n 200"
 FIRST_PORT = 19000
 MIB = float(1 << 20)
@@ -161,14 +161,13 @@ def explain(figure, size, ratios):
                      "runs")
     if figure.startswith("bw") and size < 65536:
         notes.append("below 64 KiB a write costs mostly per-write work in the guest's rxe threads, not bytes on "
-                     "the wire, and ours meets the peer between samples of ~1 ms while perftest runs one loop")
+                     "the wire, so the host's load moves both sides most")
     if figure == "bw" and med > 1.0:
         notes.append("ours is the median sample, perftest's the average over its run, stalls included: bw_run is "
                      "the like-for-like figure")
     if figure == "bw_run" and med < 1.0:
-        notes.append("in this guest each of ours' samples starts on an idle link (what it posts ahead runs out "
-                     "while the ranks meet, their TCP queued behind it on lo), so every window pays the ramp-up "
-                     "and tail that perftest's one run pays once")
+        notes.append("ours runs a stream per chunk of samples (the ranks meet between chunks), perftest one: each of "
+                     "ours' chunks pays the pipe's ramp-up and drain once")
     if figure == "lat" and med > 1.0:
         notes.append("ours' p50 is the median of samples that each average a batch of round trips, perftest's "
                      "t_typical the median single round trip: a slow round trip inside a batch raises ours, never "

@@ -333,7 +333,7 @@ def paired_steps(bw_bin, common):
     steps = []
     for rep in range(PAIRED_REPS):
         port = PAIRED_PORT + 10 * rep
-        sweep = f"{common} -b {PAIRED_SIZES[0]} -e {PAIRED_SIZES[-1]} -f 16 -n 30"
+        sweep = f"{common} -b {PAIRED_SIZES[0]} -e {PAIRED_SIZES[-1]} -f 16 -n 8"
         steps.append(standalone_step(f"paired-ours-{rep}", f"{bw_bin} --server {sweep} --out /tmp/paired-{rep}.json",
                                      f"{bw_bin} --connect 127.0.0.1 {sweep}", port))
         for i, size in enumerate(PAIRED_SIZES):

@@ -75,6 +75,13 @@ class FakeBackend final : public Backend {
   void wait() override { events.emplace_back("wait"); }
   std::uint64_t count_wrong() override { return ccbench::count_wrong(m_spec, 1, 0, out.data()); }
   Timer& timer() override { return m_timer; }
+  [[nodiscard]] bool streams() const override { return streaming; }
+  [[nodiscard]] std::uint64_t min_stream_ops() const override { return min_ops; }
+  void stream_samples(std::uint64_t ops, std::span<double> per_op_s) override {
+    streamed.push_back(per_op_s.size());
+    enqueued += ops * per_op_s.size();
+    std::fill(per_op_s.begin(), per_op_s.end(), 1e-3);
+  }
 
   ScriptedTimer& scripted() { return m_timer; }
   std::vector<float> in;
@@ -82,6 +89,9 @@ class FakeBackend final : public Backend {
   bool corrupt = false;
   std::uint64_t enqueued = 0;
   std::vector<std::string> events;  // "untimed op", "timed op", "wait"
+  bool streaming = false;           // streams(): samples come from stream_samples()
+  std::uint64_t min_ops = 1;
+  std::vector<std::size_t> streamed;  // samples asked of each stream_samples() call
 
  private:
   CaseSpec m_spec;
@@ -119,6 +129,29 @@ TEST(Runner, CalibratesBatchToTheTargetSampleTime) {
   EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 5U);
   EXPECT_EQ(batch_ops_for(5 * kSample), 1U);
   EXPECT_EQ(batch_ops_for(0.0), SamplingPolicy::kMaxBatchOps);
+}
+
+// ib_write_bw: a chunk's samples are one stream of ops (no meeting between samples), and a calibrated sample
+// holds at least what the backend can have in flight; a --batch the user gave stays as given.
+TEST(Runner, StreamingBackendTakesEachChunkAsOneStream) {
+  SoloGroup group;
+  FakeBackend backend;
+  backend.streaming = true;
+  backend.min_ops = 64;
+  SamplingPolicy policy;
+  policy.fixed_samples = 7;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.samples_s.size(), 7U);
+  EXPECT_EQ(m.ops_per_sample, 64U);
+  EXPECT_EQ(backend.streamed, std::vector<std::size_t>{7});
+  policy.batch_ops = 3;
+  backend.streamed.clear();
+  EXPECT_EQ(Runner(group, backend, policy).measure(kSpec).ops_per_sample, 3U);
+  EXPECT_EQ(backend.streamed, std::vector<std::size_t>{7});
+  policy.timing = TimingMode::PerOp;
+  backend.streamed.clear();
+  (void)Runner(group, backend, policy).measure(kSpec);
+  EXPECT_TRUE(backend.streamed.empty());  // per_op timing times each op on its own
 }
 
 TEST(Runner, FirstOpOfACaseIsUntimedAndWaitedForBeforeCalibration) {

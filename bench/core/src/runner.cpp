@@ -125,7 +125,10 @@ std::uint64_t Runner::warm_up_and_calibrate() {
   if (m_policy.timing == TimingMode::PerOp) {
     return 1;
   }
-  const std::uint64_t ops = m_policy.batch_ops ? *m_policy.batch_ops : calibrate();
+  std::uint64_t ops = m_policy.batch_ops ? *m_policy.batch_ops : calibrate();
+  if (!m_policy.batch_ops && m_policy.timing == TimingMode::Batch && m_backend.streams()) {
+    ops = std::max(ops, m_backend.min_stream_ops());
+  }
   if (m_policy.timing == TimingMode::Graph) {
     if (!m_backend.capture_graph(ops)) {
       throw UsageError("--timing graph: the " + m_backend.name() + " backend has no CUDA graphs; use --backend nccl");

@@ -77,7 +77,7 @@ void TablePrinter::row(const std::vector<CaseResult>& cells) const {
   fmt::print(m_out, "{}\n", line);
   for (const auto& c : cells) {
     if (c.rdma && c.rdma->run_bw_GBps) {
-      fmt::print(m_out, "#   {}whole run: {:.2f} {} (bytes over the samples' summed time: perftest's BW average)\n",
+      fmt::print(m_out, "#   {}whole run: {:.2f} {} (the streams' bytes over their time: perftest's BW average)\n",
                  m_show_group ? c.group_id + " " : "", in_unit(*c.rdma->run_bw_GBps, m_unit), unit_name(m_unit));
     }
   }

@@ -79,6 +79,9 @@ class VerbsBackend final : public Backend {
   Timer& timer() override { return m_timer; }
   [[nodiscard]] std::optional<RdmaInfo> rdma_info() const override;
   [[nodiscard]] bool streams() const override { return !m_lat; }
+  [[nodiscard]] std::uint64_t min_stream_ops() const override {
+    return static_cast<std::uint64_t>(m_tx_depth) * m_qps.size();
+  }
   void stream_samples(std::uint64_t ops, std::span<double> per_op_s) override;
 
   void start_sample() { m_sample_start = Clock::now(); }

@@ -121,6 +121,9 @@ class Backend {
   /// Batch timing where the backend's ops can run back to back across samples (ib_write_bw, as perftest
   /// runs): stream_samples() then takes a chunk of samples instead of the runner timing them one by one.
   [[nodiscard]] virtual bool streams() const { return false; }
+  /// The fewest ops a streamed sample should hold: what can be in flight at once (a sample shorter than that
+  /// ends inside one burst of completions). A calibrated batch is raised to it; a --batch the user gave is not.
+  [[nodiscard]] virtual std::uint64_t min_stream_ops() const { return 1; }
   /// Fills `per_op_s` with as many samples of `ops` ops each, timed within one continuous stream of ops
   /// (seconds per op as this rank sees them; zeros where this rank only receives). Every rank of the group
   /// calls it, after a barrier.
