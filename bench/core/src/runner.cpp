@@ -126,7 +126,7 @@ std::uint64_t Runner::warm_up_and_calibrate() {
     return 1;
   }
   std::uint64_t ops = m_policy.batch_ops ? *m_policy.batch_ops : calibrate();
-  if (!m_policy.batch_ops && m_policy.timing == TimingMode::Batch && m_backend.streams()) {
+  if (!m_policy.batch_ops && streamed()) {
     ops = std::max(ops, m_backend.min_stream_ops());
   }
   if (m_policy.timing == TimingMode::Graph) {
@@ -153,6 +153,8 @@ std::uint64_t Runner::calibrate() {
   per_op = std::min(per_op, timed_batch(ops));
   return batch_ops_for(per_op);
 }
+
+bool Runner::streamed() const { return m_policy.timing == TimingMode::Batch && m_backend.streams(); }
 
 double Runner::timed_batch(std::uint64_t ops) {
   double per_op = take_enqueued(ops);
@@ -217,7 +219,7 @@ Measurement Runner::measure(const CaseSpec& spec) {
   double elapsed = 0.0;
   while (true) {
     chunk.assign(next_chunk(m.samples_s.size(), elapsed), 0.0);
-    if (m_policy.timing == TimingMode::Batch && m_backend.streams()) {
+    if (streamed()) {
       m_group.barrier();
       m_backend.stream_samples(m.ops_per_sample, chunk);
       progress();

@@ -49,8 +49,7 @@ Communicator::Communicator(const ncclUniqueId& id, int nranks, int rank, double 
   config.blocking = blocking ? 1 : 0;
   ncclComm_t comm = nullptr;
   const ncclResult_t result = ncclCommInitRankConfig(&comm, nranks, id, rank, &config);
-  m_comm.reset(comm);
-  m_live = comm;
+  m_comm = comm;
   if (result != ncclSuccess && result != ncclInProgress) {
     const std::string message =
         nccl_error_message(result, comm, "ncclCommInitRankConfig on rank " + std::to_string(rank));
@@ -61,27 +60,17 @@ Communicator::Communicator(const ncclUniqueId& id, int nranks, int rank, double 
 }
 
 void Communicator::abort() noexcept {
-  m_abort.run([this] {
-    if (m_live.exchange(nullptr) != nullptr) {
-      m_comm.reset();  // its deleter aborts
-    } else {
-      (void)m_comm.release();  // the watchdog's thread aborted it already
-    }
-  });
+  m_abort.run([this] { abort_from_other_thread(); });
 }
 
 void Communicator::abort_from_other_thread() noexcept {
-  if (const ncclComm_t comm = m_live.exchange(nullptr); comm != nullptr) {
+  if (const ncclComm_t comm = m_comm.exchange(nullptr); comm != nullptr) {
     (void)ncclCommAbort(comm);
   }
 }
 
 Communicator::~Communicator() {
-  if (!m_comm) {
-    return;
-  }
-  if (m_live.load() == nullptr) {  // aborted from the watchdog's thread
-    (void)m_comm.release();
+  if (m_comm.load() == nullptr) {  // aborted already, on this thread or the watchdog's
     return;
   }
   bool clean = false;
@@ -90,19 +79,20 @@ Communicator::~Communicator() {
   } catch (...) {
     clean = false;
   }
-  if (clean && m_live.exchange(nullptr) != nullptr) {
-    (void)ncclCommDestroy(m_comm.release());
+  if (const ncclComm_t comm = clean ? m_comm.exchange(nullptr) : nullptr; comm != nullptr) {
+    (void)ncclCommDestroy(comm);
     return;
   }
   abort();
 }
 
 ncclComm_t Communicator::get() const {
-  if (!m_comm || m_live.load() == nullptr) {
+  const ncclComm_t comm = m_comm.load();
+  if (comm == nullptr) {
     throw BackendError("the NCCL communicator of rank " + std::to_string(m_rank) +
                        " was aborted after an earlier error or timeout; no more NCCL ops can run");
   }
-  return m_comm.get();
+  return comm;
 }
 
 void Communicator::complete(ncclResult_t result, const std::string& what) {
@@ -140,12 +130,12 @@ void Communicator::abort_and_throw_timeout(const std::string& what) {
 }
 
 bool Communicator::finalize() {
-  ncclResult_t state = ncclCommFinalize(m_comm.get());
+  ncclResult_t state = ncclCommFinalize(m_comm.load());
   const Deadline deadline(m_timeout_s);
   Poller poller;
   while (state == ncclInProgress && !deadline.expired()) {
     poller.pause();
-    if (ncclCommGetAsyncError(m_comm.get(), &state) != ncclSuccess) {
+    if (ncclCommGetAsyncError(m_comm.load(), &state) != ncclSuccess) {
       return false;
     }
   }

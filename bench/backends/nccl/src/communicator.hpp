@@ -10,10 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 
 #include "ccbench/abort_sequence.hpp"
 
@@ -38,12 +36,6 @@ class Poller {
  private:
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
-
-struct CommAbort {
-  void operator()(ncclComm_t comm) const noexcept { (void)ncclCommAbort(comm); }
-};
-/// Owns a communicator; dropping it aborts (the clean path releases it to ncclCommDestroy).
-using CommHandle = std::unique_ptr<std::remove_pointer_t<ncclComm_t>, CommAbort>;
 
 class Communicator {
  public:
@@ -100,9 +92,8 @@ class Communicator {
   /// ncclCommFinalize, polled within the timeout; true when the communicator can be destroyed.
   bool finalize();
 
-  CommHandle m_comm;
-  // The communicator while no thread has aborted it: whichever thread exchanges it for null aborts it.
-  std::atomic<ncclComm_t> m_live{nullptr};
+  // The communicator until it is destroyed or aborted: whichever thread exchanges it for null ends it.
+  std::atomic<ncclComm_t> m_comm{nullptr};
   AbortSequence m_abort;
   int m_rank;
   int m_size;

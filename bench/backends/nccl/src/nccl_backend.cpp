@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -23,6 +22,7 @@
 #include "communicator.hpp"
 #include "cuda_check.hpp"
 #include "cuda_resources.hpp"
+#include "device_facts.hpp"
 #include "event_timer.hpp"
 #include "nccl_compat.hpp"
 #include "nccl_ops.hpp"
@@ -33,12 +33,15 @@
 namespace ccbench {
 namespace {
 
+using nccl_detail::collect_versions;
 using nccl_detail::Communicator;
+using nccl_detail::compute_capability_major;
 using nccl_detail::cuda_check;
 using nccl_detail::DeviceBuffer;
 using nccl_detail::EventTimer;
 using nccl_detail::Layout;
 using nccl_detail::OpArgs;
+using nccl_detail::pci_bus_id;
 using nccl_detail::Stream;
 
 /// The NCCL version loaded at run time; 0 when ncclGetVersion fails.
@@ -116,65 +119,6 @@ ncclUniqueId share_unique_id(Group& group) {
   }
   std::memcpy(&id, message.data() + 1, sizeof(id));
   return id;
-}
-
-/// "13.0" for CUDA's 13000.
-std::string cuda_version_string(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
-}
-
-/// "0000:18:00.0": CUDA's PCI bus id in lower case, as topology discovery writes them.
-std::string pci_bus_id(int device) {
-  std::array<char, 64> bus_id{};
-  cuda_check(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), device), "cudaDeviceGetPCIBusId");
-  std::string id = bus_id.data();
-  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return id;
-}
-
-/// "NVIDIA H100 80GB HBM3 (0000:18:00.0)".
-std::string gpu_description(int device) {
-  cudaDeviceProp properties{};
-  cuda_check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
-  return std::string(properties.name) + " (" + pci_bus_id(device) + ")";
-}
-
-int compute_capability_major(int device) {
-  int major = 0;
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-             "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
-  return major;
-}
-
-std::map<std::string, std::string> collect_versions(int device, int nccl_version, bool blocking) {
-  std::map<std::string, std::string> versions;
-  versions["nccl"] = nccl_detail::version_string(nccl_version);
-  int runtime = 0;
-  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
-    versions["cuda_runtime"] = cuda_version_string(runtime);
-  }
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) == cudaSuccess) {
-    versions["cuda_driver"] = cuda_version_string(driver);
-  }
-  versions["gpu"] = gpu_description(device);
-  versions["nccl_communicator"] = blocking ? "blocking" : "non-blocking (CCBENCH_NCCL_BLOCKING=0)";
-  // Provenance of the numbers: what steered NCCL's choice of algorithm and protocol (as set here; NCCL's
-  // own choice per size is not exposed by its API; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs it).
-  const auto steered = [](const char* name, const char* otherwise) {
-    const char* value = std::getenv(name);
-    return value != nullptr ? std::string(name) + "=" + value : std::string(otherwise);
-  };
-  versions["nccl_algo"] = steered("NCCL_ALGO", "not forced (NCCL_ALGO unset: NCCL's tuner chooses per size)");
-  versions["nccl_proto"] = steered("NCCL_PROTO", "not forced (NCCL_PROTO unset: NCCL's tuner chooses per size)");
-  versions["nccl_nvls"] =
-      steered("NCCL_NVLS_ENABLE", "NCCL's default (NVLS where NVSwitch supports it; NCCL_NVLS_ENABLE unset)");
-#if CCBENCH_NCCL_KERNELS
-  versions["check"] = std::string("device kernels (sm ") + kernels::built_architectures() + ")";
-#else
-  versions["check"] = "host (buffers copied back; built without the kernels)";
-#endif
-  return versions;
 }
 
 /// Names a case in errors: "all_reduce (4194304 B = 1048576 x float32, sum, in place)".

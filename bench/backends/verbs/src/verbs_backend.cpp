@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <span>
 
@@ -245,7 +246,7 @@ void VerbsBackend::create_queue_pairs(const RunConfig& config) {
     fail("ibv_alloc_pd", errno);
   }
   allocate_buffer(config, total, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-  const int cq_depth = (m_tx_depth + 1) * (m_lat ? 1 : r.qps) + 1;  // every write and each QP's marker signalled
+  const int cq_depth = (m_tx_depth + 1) * (m_lat ? 1 : r.qps) + 1;  // every write, and wait()'s flush
   m_cq = CompletionQueue(::ibv_create_cq(m_ctx.get(), cq_depth, nullptr, nullptr, 0));
   if (m_cq.get() == nullptr) {
     fail(fmt::format("ibv_create_cq of depth {} (lower --tx-depth or --qp)", cq_depth), errno);
@@ -543,11 +544,7 @@ void VerbsBackend::stream_samples(std::uint64_t ops, std::span<double> per_op_s)
 }
 
 std::uint64_t VerbsBackend::completed() const {
-  std::uint64_t sum = 0;
-  for (const std::uint64_t n : m_completed) {
-    sum += n;
-  }
-  return sum;
+  return std::accumulate(m_completed.begin(), m_completed.end(), std::uint64_t{0});
 }
 
 void VerbsBackend::check_deadline(std::chrono::steady_clock::time_point since, std::string_view what) const {
