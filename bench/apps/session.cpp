@@ -137,11 +137,15 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
                                                     : std::string{"ops per CUDA graph calibrated to ~0.25 ms"})
                                      : std::string{"one op per sample"};
   h.timing = fmt::format("{} ({}), {}", name(c.timing), per_sample, clock);
-  h.stopping = c.iters ? fmt::format("{} samples per size", *c.iters)
-                       : fmt::format(
-                             "samples until the median's 95% CI is within ±{:g}% "
-                             "(at least {}, at most {:g} s per size; sooner at the noise floor)",
-                             c.target_ci * 100, c.min_samples, c.time_budget_s);
+  h.stopping = c.iters
+                   ? fmt::format("{} samples per size", *c.iters)
+                   : fmt::format(
+                         "samples until the median's 95% CI is within ±{:g}% (at least {}, at most {} "
+                         "per size; sooner at the noise floor)",
+                         c.target_ci * 100, c.min_samples,
+                         c.time_budget_s ? fmt::format("{:g} s", *c.time_budget_s)
+                                         : fmt::format("{} samples' time or {:g} s", SamplingPolicy::kAutoBudgetSamples,
+                                                       SamplingPolicy::kAutoBudgetMaxS));
   return h;
 }
 

@@ -61,7 +61,9 @@ TEST(Cli, LongFlags) {
   EXPECT_EQ(c.timing, TimingMode::PerOp);
   EXPECT_EQ(c.placement, Placement::InPlace);
   EXPECT_DOUBLE_EQ(c.target_ci, 0.02);
-  EXPECT_DOUBLE_EQ(c.time_budget_s, 0.5);
+  EXPECT_EQ(c.time_budget_s, 0.5);
+  EXPECT_FALSE(config({}).time_budget_s);  // auto: the runner's samples-scaled budget
+  EXPECT_FALSE(config({"--time-budget", "auto"}).time_budget_s);
   EXPECT_DOUBLE_EQ(c.timeout_s, 30);
   EXPECT_EQ(c.out_path, "-");
   EXPECT_EQ(c.label, "x");
@@ -89,6 +91,9 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
       {{"-c", "2"}, "--check 2 must be 0 or 1"},
       {{"--no-such-flag"}, "--no-such-flag"},
       {{"--target-ci", "0"}, "--target-ci 0 must be a fraction"},
+      {{"--time-budget", "1s"}, "--time-budget '1s' is not seconds (e.g. 0.5) or auto"},
+      {{"--time-budget", "0"}, "--time-budget must be positive seconds"},
+      {{"--time-budget", "inf"}, "--time-budget 'inf' is not seconds"},
       {{"--bind", "numa"}, "--bind 'numa' is not none or auto"},
   };
   for (const auto& [args, expected] : cases) {

@@ -244,6 +244,22 @@ TEST(Runner, NoisySamplesRunIntoMaxSamples) {
   EXPECT_EQ(m.samples_s.size(), 50U);
 }
 
+// The default budget: 50 samples' time at the pace so far, so a size whose interval will not
+// narrow gives up after 50 samples (12.5 ms of 0.25 ms samples) rather than after 1 s.
+TEST(Runner, AutoBudgetEndsANoisySizeAfterFiftySamples) {
+  SoloGroup group;
+  FakeBackend backend;
+  for (int i = 0; i < 400; ++i) {
+    backend.scripted().per_op.push_back(i % 2 == 0 ? 1e-3 : 3e-3);  // median CI never narrows
+  }
+  SamplingPolicy policy;
+  policy.batch_ops = 1;
+  ASSERT_FALSE(policy.time_budget_s);
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.stop_reason, StopReason::TimeBudget);
+  EXPECT_EQ(m.samples_s.size(), SamplingPolicy::kAutoBudgetSamples);  // chunks end at 10 15 22 33 49 50
+}
+
 TEST(Runner, CheckCountsWrongElements) {
   SoloGroup group;
   FakeBackend backend;
@@ -297,6 +313,38 @@ TEST(StopDecision, NoiseFloorWhenTheBudgetCannotReachTheTarget) {
   s.p50_ci95 = {0.96, 1.04};
   p.target_ci = 0.05;
   EXPECT_EQ(stop_decision(p, s, 0.1), StopReason::TargetCi);
+}
+
+TEST(StopDecision, AutoBudgetIsFiftySamplesTimeAtMostOneSecond) {
+  SamplingPolicy p;
+  p.min_samples = 10;
+  EXPECT_DOUBLE_EQ(budget_samples(p, 10, 0.01), 50.0);  // 1 ms a sample: 50 of them
+  EXPECT_DOUBLE_EQ(budget_samples(p, 10, 0.5), 20.0);   // 50 ms a sample: what fits 1 s
+  EXPECT_FALSE(budget_spent(p, 49, 0.049));
+  EXPECT_TRUE(budget_spent(p, 50, 0.05));
+  EXPECT_TRUE(budget_spent(p, 10, 1.0));
+  p.time_budget_s = 3.0;
+  EXPECT_DOUBLE_EQ(budget_samples(p, 10, 0.01), 3000.0);  // a budget given is seconds only
+  EXPECT_FALSE(budget_spent(p, 50, 0.05));
+  p.time_budget_s.reset();
+  Summary s;
+  s.p50 = 1.0;
+  s.p50_ci95 = {0.8, 1.2};  // too wide for the noise floor: sampled to the budget
+  s.n = 49;
+  EXPECT_FALSE(stop_decision(p, s, 0.049));
+  s.n = 50;
+  EXPECT_EQ(stop_decision(p, s, 0.05), StopReason::TimeBudget);
+  s.n = 10;
+  EXPECT_EQ(stop_decision(p, s, 1.0), StopReason::TimeBudget);  // 10 samples of 100 ms spent the 1 s
+  // +-4% after 10 samples: 50 samples would leave +-1.8%, so the auto budget stops at the noise
+  // floor now, where a 1 s budget at 1 ms a sample (1000 samples: +-0.4%) keeps sampling.
+  s.p50_ci95 = {0.96, 1.04};
+  EXPECT_EQ(stop_decision(p, s, 0.01), StopReason::NoiseFloor);
+  p.time_budget_s = 1.0;
+  EXPECT_FALSE(stop_decision(p, s, 0.01));
+  // --max-samples bounds the samples the noise-floor projection counts on, as the budget does.
+  p.max_samples = 50;
+  EXPECT_EQ(stop_decision(p, s, 0.01), StopReason::NoiseFloor);
 }
 
 TEST(StopDecision, NoiseFloorOnAPlateau) {

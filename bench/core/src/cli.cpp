@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 
 #include "ccbench/binding.hpp"
@@ -30,6 +32,7 @@ struct RawOptions {
   std::int64_t graph = -1;
   std::int64_t min_samples = 10;
   std::int64_t max_samples = 100000;
+  std::string time_budget = "auto";
   std::int64_t root = 0;
   int check = 0;
   double peak = -1.0;
@@ -112,7 +115,8 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
                  "none (keep the launcher's CPU binding) | auto (each rank on its GPU's NUMA node, or host memory's "
                  "ranks spread over the nodes; NCCL uses the nearest NIC); recorded per rank either way");
   app.add_option("--target-ci", c.target_ci, "stop when the median's 95% CI is within this fraction (0.01)");
-  app.add_option("--time-budget", c.time_budget_s, "seconds of sampling per size at most (default 1)");
+  app.add_option("--time-budget", raw.time_budget,
+                 "seconds of sampling per size at most, or auto: 50 samples' time, at most 1 s (default auto)");
   app.add_option("--min-samples", raw.min_samples, "samples per size at least (default 10)");
   app.add_option("--max-samples", raw.max_samples, "samples per size at most (default 100000)");
   app.add_option("--timeout", c.timeout_s, "seconds any op (and set-up) may take before the run aborts (300)");
@@ -121,6 +125,16 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
   app.add_flag("--samples", c.keep_samples, "keep every sample in the JSON");
   app.add_option("--peak-GBps", raw.peak, "peak bus bandwidth to set results against");
   app.set_version_flag("--version", std::string{version_string()});
+}
+
+// A finite number of seconds, the whole text; unset for anything else.
+std::optional<double> parse_seconds(std::string_view text) {
+  double value = 0.0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || ptr != text.data() + text.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
 }
 
 template <typename T>
@@ -179,6 +193,10 @@ void apply(const RawOptions& raw, RunConfig& c) {
     c.batch_ops = non_negative(raw.batch, "--batch", false);
   }
   c.warmup_iters = *non_negative(raw.warmup, "--warmup-iters", true);
+  if (raw.time_budget != "auto") {
+    c.time_budget_s =
+        parse_or_throw(parse_seconds(raw.time_budget), "--time-budget", raw.time_budget, "seconds (e.g. 0.5) or auto");
+  }
   c.min_samples = *non_negative(raw.min_samples, "--min-samples", false);
   c.max_samples = *non_negative(raw.max_samples, "--max-samples", false);
   if (raw.root < 0 || raw.root > std::numeric_limits<int>::max()) {

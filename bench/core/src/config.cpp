@@ -205,7 +205,7 @@ std::vector<std::string> validate(const RunConfig& c) {
   if (!(c.target_ci > 0.0 && c.target_ci < 1.0)) {
     errors.push_back(fmt::format("--target-ci {} must be a fraction in (0, 1), e.g. 0.01 for 1%", c.target_ci));
   }
-  if (!(c.time_budget_s > 0.0)) {
+  if (c.time_budget_s && !(*c.time_budget_s > 0.0)) {
     errors.emplace_back("--time-budget must be positive seconds");
   }
   if (!(c.timeout_s > 0.0)) {

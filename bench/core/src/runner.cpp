@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,18 @@ SamplingPolicy sampling_policy(const RunConfig& config) {
   return p;
 }
 
+double budget_samples(const SamplingPolicy& policy, std::uint64_t n, double elapsed_s) {
+  const double seconds = policy.time_budget_s.value_or(SamplingPolicy::kAutoBudgetMaxS);
+  const double by_time =
+      elapsed_s > 0.0 ? static_cast<double>(n) * seconds / elapsed_s : std::numeric_limits<double>::infinity();
+  return policy.time_budget_s ? by_time : std::min(by_time, static_cast<double>(SamplingPolicy::kAutoBudgetSamples));
+}
+
+bool budget_spent(const SamplingPolicy& policy, std::uint64_t n, double elapsed_s) {
+  return elapsed_s >= policy.time_budget_s.value_or(SamplingPolicy::kAutoBudgetMaxS) ||
+         (!policy.time_budget_s && n >= SamplingPolicy::kAutoBudgetSamples);
+}
+
 std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s,
                                         std::optional<double> earlier_half_width) {
   if (policy.fixed_samples) {
@@ -59,7 +72,7 @@ std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summ
   if (half_width <= policy.target_ci) {
     return StopReason::TargetCi;
   }
-  if (elapsed_s >= policy.time_budget_s) {
+  if (budget_spent(policy, summary.n, elapsed_s)) {
     return StopReason::TimeBudget;
   }
   // An interval wider than kNoiseFloorWidth targets says little of the median: it keeps the
@@ -70,14 +83,14 @@ std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summ
   if (earlier_half_width && half_width > SamplingPolicy::kPlateauRatio * *earlier_half_width) {
     return StopReason::NoiseFloor;
   }
-  // Samples the budget has room for at the pace so far; the interval narrows as 1/sqrt(n), so
-  // if even that many would leave it wider than the target, more sampling only spends time.
+  // Samples the budget (and --max-samples) has room for at the pace so far; the interval narrows
+  // as 1/sqrt(n), so if even that many would leave it wider than the target, more sampling only
+  // spends time.
   const auto n = static_cast<double>(summary.n);
-  if (elapsed_s > 0.0) {
-    const double reachable = n * policy.time_budget_s / elapsed_s;
-    if (half_width * std::sqrt(n / reachable) > policy.target_ci) {
-      return StopReason::NoiseFloor;
-    }
+  const double reachable =
+      std::min(budget_samples(policy, summary.n, elapsed_s), static_cast<double>(policy.max_samples));
+  if (half_width * std::sqrt(n / reachable) > policy.target_ci) {
+    return StopReason::NoiseFloor;
   }
   return std::nullopt;
 }
@@ -198,10 +211,9 @@ std::uint64_t Runner::next_chunk(std::uint64_t have, double elapsed_s) const {
     return m_policy.min_samples - have;
   }
   std::uint64_t chunk = std::max<std::uint64_t>(have / 2, 1);
-  const double per_sample = elapsed_s / static_cast<double>(have);
-  if (per_sample > 0.0) {
-    const double room = (m_policy.time_budget_s - elapsed_s) / per_sample;
-    chunk = std::min(chunk, static_cast<std::uint64_t>(std::max(room, 1.0)));
+  const double room = budget_samples(m_policy, have, elapsed_s) - static_cast<double>(have);
+  if (room < static_cast<double>(chunk)) {
+    chunk = static_cast<std::uint64_t>(std::max(room, 1.0));
   }
   return std::min(chunk, m_policy.max_samples - have);
 }

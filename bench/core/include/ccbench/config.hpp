@@ -63,7 +63,7 @@ struct RunConfig {
   Split split = Split::World;
   BindPolicy bind = BindPolicy::None;
   double target_ci = 0.01;     // relative half-width of the median's 95% CI
-  double time_budget_s = 1.0;  // per size and placement, after warm-up
+  std::optional<double> time_budget_s;  // per size and placement, after warm-up; unset: auto (see SamplingPolicy)
   std::uint64_t min_samples = 10;
   std::uint64_t max_samples = 100000;
   double timeout_s = 300.0;

@@ -20,7 +20,7 @@ struct SamplingPolicy {
   std::optional<std::uint64_t> batch_ops;      // unset: calibrated so a sample lasts ~kTargetSampleS
   std::optional<std::uint64_t> fixed_samples;  // -n: exactly this many samples
   double target_ci = 0.01;
-  double time_budget_s = 1.0;
+  std::optional<double> time_budget_s;  // unset: kAutoBudgetSamples samples' time, at most kAutoBudgetMaxS
   std::uint64_t min_samples = 10;
   std::uint64_t max_samples = 100000;
   bool check = false;
@@ -31,6 +31,11 @@ struct SamplingPolicy {
   /// is mostly the noise of one op, and the batch size then varies from run to run.
   static constexpr double kCalibrationS = kTargetSampleS / 2;
   static constexpr std::uint64_t kMaxBatchOps = 10000;
+  /// The default (auto) budget of a size: the time of this many samples at the pace so far, at
+  /// most kAutoBudgetMaxS. It scales with the size's cost, so a noisy cheap size gives up after
+  /// ~12 ms where a flat 1 s budget would keep sampling for a figure no steadier between runs.
+  static constexpr std::uint64_t kAutoBudgetSamples = 50;
+  static constexpr double kAutoBudgetMaxS = 1.0;
   /// The widest interval, in targets, that a stop at the noise floor accepts.
   static constexpr double kNoiseFloorWidth = 5.0;
   /// An interval that keeps more than this fraction of its width while the samples double has
@@ -49,6 +54,12 @@ SamplingPolicy sampling_policy(const RunConfig& config);
 /// 1/sqrt(n), it would still be wider than the target once the budget is spent.
 std::optional<StopReason> stop_decision(const SamplingPolicy& policy, const Summary& summary, double elapsed_s,
                                         std::optional<double> earlier_half_width = std::nullopt);
+
+/// Samples the budget allows a size that took `elapsed_s` for its `n`, at that pace (infinite
+/// before any time has passed).
+double budget_samples(const SamplingPolicy& policy, std::uint64_t n, double elapsed_s);
+/// Whether the budget is spent: its seconds, or with the auto budget kAutoBudgetSamples samples.
+bool budget_spent(const SamplingPolicy& policy, std::uint64_t n, double elapsed_s);
 
 /// Ops per sample for a measured per-op time: enough that a sample lasts kTargetSampleS.
 std::uint64_t batch_ops_for(double per_op_s);
