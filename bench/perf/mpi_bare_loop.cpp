@@ -22,6 +22,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,14 +35,37 @@ namespace {
 
 using ccbench::Collective;
 
+// Floats on page boundaries, as OSU allocates its buffers (and as the MPI backend does): where a
+// buffer starts changes how fast the library copies it.
+class PageAligned {
+ public:
+  PageAligned(std::uint64_t count, float value) {
+    const std::uint64_t bytes = (count * sizeof(float) + kPage - 1) / kPage * kPage;
+    m_data.reset(static_cast<float*>(std::aligned_alloc(kPage, bytes)));  // NOLINT(cppcoreguidelines-no-malloc)
+    if (!m_data) {
+      throw std::bad_alloc();
+    }
+    std::fill_n(m_data.get(), count, value);
+  }
+  [[nodiscard]] float* data() const { return m_data.get(); }
+
+ private:
+  static constexpr std::uint64_t kPage = 4096;
+  struct Free {
+    void operator()(float* p) const { std::free(p); }  // NOLINT(cppcoreguidelines-no-malloc)
+  };
+  std::unique_ptr<float, Free> m_data;
+};
+
 class Buffers {
  public:
-  Buffers(Collective coll, std::uint64_t bytes, int nranks, int rank) : m_coll(coll), m_nranks(nranks), m_rank(rank) {
-    const auto& info = ccbench::info(coll);
-    m_count = bytes == 0 ? 0 : ccbench::count_for_bytes(info, bytes, sizeof(float), nranks);
-    m_send.assign(std::max<std::uint64_t>(ccbench::elements(info.send, m_count, nranks), 1), 1.0F);
-    m_recv.assign(std::max<std::uint64_t>(ccbench::elements(info.recv, m_count, nranks), 1), 0.0F);
-  }
+  Buffers(Collective coll, std::uint64_t bytes, int nranks, int rank)
+      : m_coll(coll),
+        m_nranks(nranks),
+        m_rank(rank),
+        m_count(bytes == 0 ? 0 : ccbench::count_for_bytes(ccbench::info(coll), bytes, sizeof(float), nranks)),
+        m_send(std::max<std::uint64_t>(ccbench::elements(ccbench::info(coll).send, m_count, nranks), 1), 1.0F),
+        m_recv(std::max<std::uint64_t>(ccbench::elements(ccbench::info(coll).recv, m_count, nranks), 1), 0.0F) {}
 
   [[nodiscard]] std::uint64_t count() const { return m_count; }
 
@@ -68,9 +93,9 @@ class Buffers {
   Collective m_coll;
   int m_nranks;
   int m_rank;
-  std::uint64_t m_count = 0;
-  std::vector<float> m_send;
-  std::vector<float> m_recv;
+  std::uint64_t m_count;
+  PageAligned m_send;
+  PageAligned m_recv;
 };
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
