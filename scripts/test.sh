@@ -37,7 +37,7 @@ ctest_log=$(mktemp)
 echo "== figures printed by the cluster, slurm, rdma and gpu tests"
 awk '/^[0-9]+\/[0-9]+ Test: (cluster|slurm|rdma|gpu)\./ {name = $3; keep = 1; next}
      keep && /^<end of output>/ {keep = 0}
-     keep && /^(PASS|SKIPPED|from the stop|bad input|peer killed|--mem|--all-pairs|standalone| *Mbit\/s| +[0-9]+ +[0-9.]+ +[0-9]+Ki| +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.-]+| +bytes |ib_write_(bw|lat) over|ib_write_bw ours\/perftest| +[0-9]+ B: median)/ {
+     keep && /^(PASS|SKIPPED|from the stop|bad input|peer killed|--mem|--all-pairs|standalone| *Mbit\/s| +[0-9]+ +[0-9.]+ +[0-9]+Ki| +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.-]+| +bytes |ib_write_(bw|lat) over|ib_write_(bw|lat) +[0-9]+ B: median)/ {
        print name ": " $0}' "$CCBENCH_BUILD/Testing/Temporary/LastTest.log"
 
 stage "build with CUDA, NCCL and verbs OFF ($CCBENCH_BUILD-minimal)"

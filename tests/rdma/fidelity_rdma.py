@@ -73,8 +73,7 @@ class Plan:
         sweep = OURS_BW_SWEEP if metric == "bw" else OURS_LAT_SWEEP
         out = f"/tmp/{label}-{metric}-{rep}.json"
         name = f"{label}-{metric}-{rep}"
-        # under mpirun, as the README's first use: the standalone pair's ranks meet over TCP and sleep there,
-        # so in the guest the answering side of ib_write_lat wakes milliseconds late into a sample
+        # under mpirun, as the README's first use
         self.steps.append(rdma_vm.Step(name, rdma_test.mpirun_command(2, f"{bench} {OURS_FLAGS} {sweep} --out {out}"),
                                        120))
         self.fetch.append(out)

@@ -209,9 +209,12 @@ BAD_INPUTS = [
 PORT_DOWN = ("port-down", "port 1 of rxe1 is down, not ACTIVE")
 STANDALONE_PORT = 18600  # the standalone pair's TCP port (perftest's steps use 18515 + i)
 MIB = float(1 << 20)
-# ours and perftest's ib_write_bw alternating in the guest, A B A B: the median over the pairs of ours/perftest
-# must lie in this band at each size; one run alone swings far more than that under emulation
+# ours and perftest alternating in the guest, A B A B, standalone (--server/--connect): the median over the pairs
+# of ours/perftest must lie in this band at each size; one run alone swings far more than that under emulation.
+# ib_write_bw: median sample over BW average (MiB/s); ib_write_lat: p50 over t_typical (usec).
 PAIRED_SIZES = [65536, 1048576]  # ours: -b 64K -e 1M -f 16
+PAIRED_LAT_SIZES = [16, 4096]  # ours: -b 16 -e 4K -f 256
+PAIRED_LAT_ITERS = 500
 PAIRED_REPS = 3
 PAIRED_BAND = (0.7, 1.4)
 PAIRED_PORT = 18700
@@ -328,8 +331,9 @@ def check_killed(result, validator, path):
     return f"peer killed after {KILL_AFTER_S} s: " + "; ".join(figures) + f"; mpirun's {sizes}"
 
 
-def paired_steps(bw_bin, common):
-    """PAIRED_REPS rounds of: our ib_write_bw_bench standalone over PAIRED_SIZES, then perftest at each size."""
+def paired_steps(bw_bin, lat_bin, common):
+    """PAIRED_REPS rounds of: our ib_write_bw_bench standalone over PAIRED_SIZES, then perftest at each size; our
+    ib_write_lat_bench standalone over PAIRED_LAT_SIZES, then perftest at each size."""
     steps = []
     for rep in range(PAIRED_REPS):
         port = PAIRED_PORT + 10 * rep
@@ -340,26 +344,40 @@ def paired_steps(bw_bin, common):
             step = perftest_step("ib_write_bw", size, max(20, (32 << 20) // size), port + 1 + i)
             step.name = f"paired-perftest-{size}-{rep}"
             steps.append(step)
+        lat_sweep = f"{common} -b {PAIRED_LAT_SIZES[0]} -e {PAIRED_LAT_SIZES[-1]} -f 256 -n {PAIRED_LAT_ITERS}"
+        steps.append(standalone_step(f"paired-ours-lat-{rep}",
+                                     f"{lat_bin} --server {lat_sweep} --out /tmp/paired-lat-{rep}.json",
+                                     f"{lat_bin} --connect 127.0.0.1 {lat_sweep}", port + 5))
+        for i, size in enumerate(PAIRED_LAT_SIZES):
+            step = perftest_step("ib_write_lat", size, PAIRED_LAT_ITERS, port + 6 + i)
+            step.name = f"paired-perftest-lat-{size}-{rep}"
+            steps.append(step)
     return steps
 
 
 def check_paired(result):
-    """Per size: the median over the interleaved pairs of ours (median sample) / perftest (BW average), both
-    MiB/s, inside PAIRED_BAND. Returns the lines to print."""
-    ratios = {size: [] for size in PAIRED_SIZES}
+    """Per size: the median over the interleaved pairs of ours / perftest inside PAIRED_BAND: ib_write_bw's
+    median sample over perftest's BW average (both MiB/s), ib_write_lat's p50 over t_typical (usec). Returns
+    the lines to print."""
+    ratios = {("bw", size): [] for size in PAIRED_SIZES} | {("lat", size): [] for size in PAIRED_LAT_SIZES}
     for rep in range(PAIRED_REPS):
-        path = f"/tmp/paired-{rep}.json"
-        assert path in result.files, f"{path} did not come back from the guest"
-        ours = {r["size_bytes"]: mib_per_s(r["busbw_GBps"]) for r in json.loads(result.files[path])["results"]}
-        for size in PAIRED_SIZES:
-            rows = parse_perftest(result.steps[f"paired-perftest-{size}-{rep}"].output)
-            theirs = [r.get("bw_average_MBps") for r in rows if r["bytes"] == size]
-            assert len(theirs) == 1 and theirs[0], f"paired perftest {size} B round {rep}: {rows}"
-            ratios[size].append(ours[size] / theirs[0])
+        for metric, path, sizes in (("bw", f"/tmp/paired-{rep}.json", PAIRED_SIZES),
+                                    ("lat", f"/tmp/paired-lat-{rep}.json", PAIRED_LAT_SIZES)):
+            assert path in result.files, f"{path} did not come back from the guest"
+            results = json.loads(result.files[path])["results"]
+            ours = {r["size_bytes"]: mib_per_s(r["busbw_GBps"]) if metric == "bw" else r["time"]["p50_us"]
+                    for r in results}
+            for size in sizes:
+                step = f"paired-perftest-{size}-{rep}" if metric == "bw" else f"paired-perftest-lat-{size}-{rep}"
+                rows = parse_perftest(result.steps[step].output)
+                key = "bw_average_MBps" if metric == "bw" else "t_typical_us"
+                theirs = [r.get(key) for r in rows if r["bytes"] == size]
+                assert len(theirs) == 1 and theirs[0], f"paired perftest {metric} {size} B round {rep}: {rows}"
+                ratios[(metric, size)].append(ours[size] / theirs[0])
     lines, bad = [], []
-    for size, values in ratios.items():
+    for (metric, size), values in ratios.items():
         med = sorted(values)[len(values) // 2]
-        lines.append(f"{size:>9} B: median {med:.3f} over {len(values)} pairs (each: "
+        lines.append(f"ib_write_{metric} {size:>9} B: median {med:.3f} over {len(values)} pairs (each: "
                      f"{', '.join(f'{v:.2f}' for v in values)})")
         if not PAIRED_BAND[0] <= med <= PAIRED_BAND[1]:
             bad.append(lines[-1])
@@ -430,8 +448,9 @@ def verbs(args, tag):
     steps.append(rdma_vm.Step(PORT_DOWN[0], "{ ip link show dummy0 >/dev/null || ip link add dummy0 type dummy; } && "
                               "rdma link add rxe1 type rxe netdev dummy0 || exit 1; " +
                               expect_exit_2(mpirun_command(2, f"{bw_bin} -d rxe1 -s 64")), 30))
-    steps += paired_steps(bw_bin, "-d rxe0 --timeout 60")
+    steps += paired_steps(bw_bin, lat_bin, "-d rxe0 --timeout 60")
     paired = [f"/tmp/paired-{rep}.json" for rep in range(PAIRED_REPS)]
+    paired += [f"/tmp/paired-lat-{rep}.json" for rep in range(PAIRED_REPS)]
     print(f"loadavg before: {' '.join(loadavg())}", flush=True)
     start = time.monotonic()
     result = rdma_vm.run_steps(steps, extra_files=MPI_FILES + benches,
@@ -488,8 +507,8 @@ def verbs(args, tag):
           f"no server: exit 3, {alone[0]}")
     print(gpu_line)
     print(killed_line)
-    print(f"ib_write_bw ours/perftest (median sample over BW average, MiB/s), {PAIRED_REPS} interleaved pairs, "
-          f"band {PAIRED_BAND[0]}-{PAIRED_BAND[1]}:")
+    print(f"standalone ours/perftest (bw: median sample over BW average, MiB/s; lat: p50 over t_typical, usec), "
+          f"{PAIRED_REPS} interleaved pairs, band {PAIRED_BAND[0]}-{PAIRED_BAND[1]}:")
     for line in check_paired(result):
         print(line)
     print_timings(result, wall_s)

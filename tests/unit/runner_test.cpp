@@ -75,7 +75,9 @@ class FakeBackend final : public Backend {
   void wait() override { events.emplace_back("wait"); }
   std::uint64_t count_wrong() override { return ccbench::count_wrong(m_spec, 1, 0, out.data()); }
   Timer& timer() override { return m_timer; }
-  [[nodiscard]] bool streams() const override { return streaming; }
+  [[nodiscard]] bool streams(TimingMode timing) const override {
+    return streaming && (timing == TimingMode::Batch || (timing == TimingMode::PerOp && streams_per_op));
+  }
   [[nodiscard]] std::uint64_t min_stream_ops() const override { return min_ops; }
   void stream_samples(std::uint64_t ops, std::span<double> per_op_s) override {
     streamed.push_back(per_op_s.size());
@@ -89,7 +91,8 @@ class FakeBackend final : public Backend {
   bool corrupt = false;
   std::uint64_t enqueued = 0;
   std::vector<std::string> events;  // "untimed op", "timed op", "wait"
-  bool streaming = false;           // streams(): samples come from stream_samples()
+  bool streaming = false;           // streams(): samples come from stream_samples() in batch timing
+  bool streams_per_op = false;      // ... and in per_op timing too (ib_write_lat's round trips)
   std::uint64_t min_ops = 1;
   std::vector<std::size_t> streamed;  // samples asked of each stream_samples() call
 
@@ -152,6 +155,23 @@ TEST(Runner, StreamingBackendTakesEachChunkAsOneStream) {
   backend.streamed.clear();
   (void)Runner(group, backend, policy).measure(kSpec);
   EXPECT_TRUE(backend.streamed.empty());  // per_op timing times each op on its own
+}
+
+// ib_write_lat: per_op samples are single round trips of one back-to-back run, as perftest's
+// iterations are, not round trips each after a meeting of the two sides.
+TEST(Runner, PerOpSamplesComeFromOneStreamWhereTheBackendStreamsThem) {
+  SoloGroup group;
+  FakeBackend backend;
+  backend.streaming = true;
+  backend.streams_per_op = true;
+  backend.min_ops = 64;
+  SamplingPolicy policy;
+  policy.timing = TimingMode::PerOp;
+  policy.fixed_samples = 9;
+  const Measurement m = Runner(group, backend, policy).measure(kSpec);
+  EXPECT_EQ(m.ops_per_sample, 1U);  // one op per sample whatever can be in flight
+  EXPECT_EQ(m.samples_s.size(), 9U);
+  EXPECT_EQ(backend.streamed, std::vector<std::size_t>{9});
 }
 
 TEST(Runner, FirstOpOfACaseIsUntimedAndWaitedForBeforeCalibration) {

@@ -167,7 +167,7 @@ std::uint64_t Runner::calibrate() {
   return batch_ops_for(per_op);
 }
 
-bool Runner::streamed() const { return m_policy.timing == TimingMode::Batch && m_backend.streams(); }
+bool Runner::streamed() const { return m_backend.streams(m_policy.timing); }
 
 double Runner::timed_batch(std::uint64_t ops) {
   double per_op = take_enqueued(ops);

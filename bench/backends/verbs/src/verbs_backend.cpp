@@ -79,13 +79,24 @@ class VerbsBackend final : public Backend {
   std::uint64_t count_wrong() override;
   Timer& timer() override { return m_timer; }
   [[nodiscard]] std::optional<RdmaInfo> rdma_info() const override;
-  [[nodiscard]] bool streams() const override { return !m_lat; }
+  [[nodiscard]] bool streams(TimingMode timing) const override {
+    return timing == TimingMode::Batch || (m_lat && timing == TimingMode::PerOp);
+  }
   [[nodiscard]] std::uint64_t min_stream_ops() const override {
-    return static_cast<std::uint64_t>(m_tx_depth) * m_qps.size();
+    return m_lat ? 1 : static_cast<std::uint64_t>(m_tx_depth) * m_qps.size();
   }
   void stream_samples(std::uint64_t ops, std::span<double> per_op_s) override;
+  void stream_round_trips(std::uint64_t ops, std::span<double> per_op_s);
 
-  void start_sample() { m_sample_start = Clock::now(); }
+  /// ib_write_lat first plays one untimed round trip: the two sides leave the barrier before a
+  /// sample at different times (over TCP, a wake-up apart: ~2 ms in the QEMU guest), and the
+  /// first timed ping would wait for the late side to start answering. After it, both spin.
+  void start_sample() {
+    if (m_lat) {
+      enqueue();
+    }
+    m_sample_start = Clock::now();
+  }
   /// Seconds of this side's ops since start_sample(), the link drained (what the timer reports).
   [[nodiscard]] double end_sample();
 
@@ -494,6 +505,10 @@ double VerbsBackend::end_sample() {
 // reports zeros (the runner takes the MAX across ranks).
 void VerbsBackend::stream_samples(std::uint64_t ops, std::span<double> per_op_s) {
   std::fill(per_op_s.begin(), per_op_s.end(), 0.0);
+  if (m_lat) {
+    stream_round_trips(ops, per_op_s);
+    return;
+  }
   if (!writes() || per_op_s.empty() || ops == 0) {
     return;
   }
@@ -541,6 +556,25 @@ void VerbsBackend::stream_samples(std::uint64_t ops, std::span<double> per_op_s)
   }
   m_run_writes += total;
   m_run_s += std::chrono::duration<double>(last - start).count();
+}
+
+// ib_write_lat's samples as perftest takes its iterations: `per_op_s.size()` samples of `ops` round trips played
+// back to back, each sample half the time from the end of the one before to its own last answer. One untimed
+// round trip comes first: the two sides leave the barrier before the stream at different times, and the first
+// ping would wait for the late side to start answering. The answering side plays along and reports zeros.
+void VerbsBackend::stream_round_trips(std::uint64_t ops, std::span<double> per_op_s) {
+  enqueue();
+  Clock::time_point last = Clock::now();
+  for (double& sample : per_op_s) {
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      enqueue();
+    }
+    const Clock::time_point now = Clock::now();
+    if (m_pair.rank() == 0) {
+      sample = std::chrono::duration<double>(now - last).count() / 2.0 / static_cast<double>(ops);
+    }
+    last = now;
+  }
 }
 
 std::uint64_t VerbsBackend::completed() const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/config.hpp"
 #include "ccbench/types.hpp"
 
 namespace ccbench {
@@ -118,9 +119,13 @@ class Backend {
   }
   /// Launches the captured graph: `ops` ops of the current case.
   virtual void launch_graph() {}
-  /// Batch timing where the backend's ops can run back to back across samples (ib_write_bw, as perftest
-  /// runs): stream_samples() then takes a chunk of samples instead of the runner timing them one by one.
-  [[nodiscard]] virtual bool streams() const { return false; }
+  /// Whether, under this timing, the backend's ops run back to back across samples as perftest runs them
+  /// (ib_write_bw in batch timing; ib_write_lat's round trips in per_op and batch timing): stream_samples()
+  /// then takes a chunk of samples instead of the runner timing them one by one.
+  [[nodiscard]] virtual bool streams(TimingMode timing) const {
+    (void)timing;
+    return false;
+  }
   /// The fewest ops a streamed sample should hold: what can be in flight at once (a sample shorter than that
   /// ends inside one burst of completions). A calibrated batch is raised to it; a --batch the user gave is not.
   [[nodiscard]] virtual std::uint64_t min_stream_ops() const { return 1; }

@@ -83,7 +83,7 @@ class Runner {
   std::uint64_t verify();
   std::uint64_t warm_up_and_calibrate();
   std::uint64_t calibrate();
-  /// Batch timing of a backend whose samples come from one stream per chunk (Backend::streams).
+  /// A timing whose samples come from one stream per chunk (Backend::streams).
   [[nodiscard]] bool streamed() const;
   double timed_batch(std::uint64_t ops);    // per op, MAX across ranks
   double take_enqueued(std::uint64_t ops);  // per op, this rank
