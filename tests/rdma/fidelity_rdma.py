@@ -167,10 +167,6 @@ def explain(figure, size, ratios):
     if figure == "bw_run" and med < 1.0:
         notes.append("ours runs a stream per chunk of samples (the ranks meet between chunks), perftest one: each of "
                      "ours' chunks pays the pipe's ramp-up and drain once")
-    if figure == "lat" and med > 1.0:
-        notes.append("ours' p50 is the median of samples that each average a batch of round trips, perftest's "
-                     "t_typical the median single round trip: a slow round trip inside a batch raises ours, never "
-                     "perftest's typical (lat_avg compares the means)")
     if not notes:
         notes.append("no known cause: measure again with more --reps before trusting this row")
     return "; ".join(notes)
