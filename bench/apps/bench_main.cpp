@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "backend_registry.hpp"
 #include "binding.hpp"
@@ -59,6 +61,20 @@ auto agreed(Group& group, std::string_view program, Fn&& fn) {
     }
   }
   return std::move(*value);
+}
+
+/// A fatal error during the sweep, in one voice. World rank 0 says it at once and ends the job;
+/// another rank waits kFatalGraceS first: an error that every rank meets ends the job from rank 0
+/// in the meantime, so a rank speaks (with its rank) only when it alone met the error.
+void say_fatal(std::string_view program, const Group& world, std::string_view what) {
+  constexpr double kFatalGraceS = 2.0;
+  if (world.rank() == 0) {
+    fmt::print(stderr, "{}: error: {}\n", program, what);
+  } else {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kFatalGraceS));
+    fmt::print(stderr, "{}: error: rank {}: {}\n", program, world.rank(), what);
+  }
+  std::fflush(stderr);
 }
 
 struct Layout {
@@ -257,6 +273,10 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
       throw UsageError(
           fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs the NCCL backend, and {}", resolved.why));
     }
+    if (in.config.timing == TimingMode::Graph && choice == BackendChoice::Mpi) {
+      throw UsageError(
+          fmt::format("--timing graph captures CUDA graphs: it needs the NCCL backend, and {}", resolved.why));
+    }
     return true;
   });
   if (world.rank() == 0 && in.config.backend == BackendChoice::Auto && !gpus.problem.empty()) {
@@ -294,8 +314,7 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   try {
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job
-    fmt::print(stderr, "{}: error: {}\n", coll.bench, e.what());
-    std::fflush(stderr);
+    say_fatal(coll.bench, world, e.what());
     launch.end_job(exit_code_of(e));
     return exit_code_of(e);
   }

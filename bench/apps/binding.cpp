@@ -224,7 +224,7 @@ void read_back_binding(BindingRecord& record, const topo::HostTopology& host, co
 
 std::vector<BindingRecord> gather_binding(Group& world, const BindingRecord& mine) {
   std::vector<BindingRecord> all;
-  for (const auto& text : world.all_gather(binding_to_json(mine).dump())) {
+  for (const auto& text : world.all_gather(json_text(binding_to_json(mine)))) {
     all.push_back(binding_from_json(nlohmann::json::parse(text)));
   }
   return all;

@@ -195,7 +195,7 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
     }
   }
   r.rdma = m_member.backend->rdma_info();
-  return m_member.group->rank() == 0 ? case_to_json(r).dump() : std::string{};
+  return m_member.group->rank() == 0 ? json_text(case_to_json(r)) : std::string{};
 }
 
 // Every group leader's result, on every rank, in group order.
@@ -222,7 +222,7 @@ std::vector<CaseResult> Session::collect(const std::string& mine) {
 
 void Session::write_document() {
   if (m_in.result_path != "-") {
-    write_file_atomically(m_in.result_path, to_json(m_doc).dump(2) + "\n");
+    write_file_atomically(m_in.result_path, json_text(to_json(m_doc), 2) + "\n");
   }
 }
 
@@ -417,7 +417,7 @@ int Session::run() {
     write_document();
     printer.footer(m_doc.results, m_in.result_path == "-" ? std::string{} : m_in.result_path);
     if (m_in.result_path == "-") {
-      fmt::print("{}\n", to_json(m_doc).dump(2));
+      fmt::print("{}\n", json_text(to_json(m_doc), 2));
     }
   }
   return failed ? kExitFailure : kExitOk;

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "ccbench/result_json.hpp"
 #include "ccbench/topo/discover.hpp"
 #include "ccbench/topo/topology_json.hpp"
 
 namespace ccbench {
 
 std::vector<topo::HostTopology> gather_topology(Group& world, const std::vector<HostInfo>& hosts, int local_rank) {
-  const std::string mine = local_rank == 0 ? topo::to_json(topo::discover_host()).dump() : std::string{};
+  const std::string mine = local_rank == 0 ? json_text(topo::to_json(topo::discover_host())) : std::string{};
   const auto all = world.all_gather(mine);
   std::vector<topo::HostTopology> out;
   out.reserve(hosts.size());

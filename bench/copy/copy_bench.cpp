@@ -148,7 +148,7 @@ class JsonReporter final : public benchmark::ConsoleReporter {
       add(name, at->second, run);
     }
     m_doc.run.ended_utc = utc_now_iso8601();
-    write_file_atomically(m_path, to_json(m_doc).dump(2) + "\n");
+    write_file_atomically(m_path, json_text(to_json(m_doc), 2) + "\n");
   }
 
   [[nodiscard]] int failures() const { return m_failures; }

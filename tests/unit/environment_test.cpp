@@ -29,6 +29,20 @@ TEST(Environment, AllowListTakesCommunicationVariablesOnly) {
   EXPECT_FALSE(vars.contains("OMPI_MCA_orte_hnp_uri"));
 }
 
+// Secret-like words anywhere in a name and in any case keep it out; partition keys are settings.
+TEST(Environment, SecretWordsInAnyCaseAndKnownSettings) {
+  for (const char* secret : {"OMPI_MCA_token", "OMPI_MCA_password", "UCX_PASSPHRASE", "NCCL_AUTH", "NCCL_Secret_x",
+                             "UCX_private_path", "NCCL_IB_KEY", "ompi_mca_btl_tcp_passwd", "FI_CREDENTIAL_FILE",
+                             "OMPI_MCA_orte_hnp_uri", "ompi_mca_orte_hnp_uri"}) {
+    EXPECT_FALSE(is_allowed_variable(secret)) << secret;
+  }
+  for (const char* setting : {"NCCL_IB_PKEY", "UCX_IB_PKEY", "OMPI_MCA_btl_openib_pkey", "NCCL_IB_HCA", "nccl_debug",
+                              "OMPI_MCA_btl_tcp_if_include", "omp_num_threads"}) {
+    EXPECT_TRUE(is_allowed_variable(setting)) << setting;
+  }
+  EXPECT_FALSE(is_allowed_variable("HOME"));
+}
+
 TEST(Environment, TimesAndIds) {
   EXPECT_EQ(utc_now_iso8601().size(), std::string("2026-11-22T04:05:06.123Z").size());
   EXPECT_EQ(utc_now_iso8601().back(), 'Z');

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <climits>
 #include <random>
@@ -28,24 +29,36 @@ constexpr std::array<std::string_view, 8> kNames{
     "OMP_NUM_THREADS",    "SLURM_JOB_ID",   "SLURM_NNODES",        "SLURM_NTASKS",
     "SLURM_JOB_NODELIST", "SLURM_CPU_BIND", "SLURM_GPUS_PER_NODE", "LD_PRELOAD",
 };
-constexpr std::array<std::string_view, 7> kSecretWords{"TOKEN", "SECRET",     "PASSWORD",    "PASSWD",
-                                                       "KEY",   "CREDENTIAL", "PRECONDITION"};
+// Words that mark a secret anywhere in a name, in any case (OMPI_MCA_token, UCX_PASSPHRASE).
+constexpr std::array<std::string_view, 9> kSecretWords{"TOKEN", "SECRET",     "PASSW",        "PASSPHRASE", "AUTH",
+                                                       "KEY",   "CREDENTIAL", "PRECONDITION", "PRIVATE"};
+// Settings whose names hold a secret word but whose values are no secret: partition keys.
+constexpr std::array<std::string_view, 3> kNotSecrets{"NCCL_IB_PKEY", "UCX_IB_PKEY", "OMPI_MCA_BTL_OPENIB_PKEY"};
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  std::ranges::transform(out, out.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return out;
+}
+
+bool starts_with_upper(std::string_view name_upper, std::string_view prefix) {
+  return name_upper.starts_with(upper(prefix));
+}
 
 }  // namespace
 
 bool is_allowed_variable(std::string_view name) {
-  for (auto word : kSecretWords) {
-    if (name.find(word) != std::string_view::npos) {
-      return false;
-    }
+  const std::string u = upper(name);
+  const bool known = std::ranges::find(kNotSecrets, u) != kNotSecrets.end();
+  if (!known &&
+      std::ranges::any_of(kSecretWords, [&u](std::string_view w) { return u.find(w) != std::string::npos; })) {
+    return false;
   }
-  for (auto prefix : kLauncherPrefixes) {
-    if (name.starts_with(prefix)) {
-      return false;
-    }
+  if (std::ranges::any_of(kLauncherPrefixes, [&u](std::string_view p) { return starts_with_upper(u, p); })) {
+    return false;
   }
-  return std::ranges::any_of(kPrefixes, [name](std::string_view p) { return name.starts_with(p); }) ||
-         std::ranges::find(kNames, name) != kNames.end();
+  return std::ranges::any_of(kPrefixes, [&u](std::string_view p) { return starts_with_upper(u, p); }) ||
+         std::ranges::any_of(kNames, [&u](std::string_view n) { return u == upper(n); });
 }
 
 std::map<std::string, std::string> communication_variables(const char* const* envp) {

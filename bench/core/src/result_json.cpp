@@ -372,6 +372,10 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   return doc;
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   const std::filesystem::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

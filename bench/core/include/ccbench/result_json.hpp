@@ -9,6 +9,9 @@
 namespace ccbench {
 
 nlohmann::json to_json(const ResultDocument& doc);
+/// JSON text (indented by `indent`, or on one line when it is negative) where a string's bytes that
+/// are not UTF-8 (a --label, a path, an environment variable) become U+FFFD instead of failing.
+std::string json_text(const nlohmann::json& j, int indent = -1);
 /// One result (an element of "results"), for sending between ranks and for readers.
 nlohmann::json case_to_json(const CaseResult& result);
 CaseResult case_from_json(const nlohmann::json& j);
