@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <stdexcept>
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
+#include "ccbench/host_memory.hpp"
 #include "ccbench/result_json.hpp"
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology_json.hpp"
@@ -185,6 +187,9 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
   } else if (!support.supported) {
     r.status = CaseStatus::Skipped;
     r.reason = support.reason;
+  } else if (auto refusal = memory_refusal(r.spec)) {
+    r.status = CaseStatus::Skipped;
+    r.reason = std::move(*refusal);
   } else {
     m_guard.begin(op_activity(m_coll.name, size, in_place, r.group_id));
     const Measurement m = runner.measure(r.spec);
@@ -196,6 +201,52 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
   }
   r.rdma = m_member.backend->rdma_info();
   return m_member.group->rank() == 0 ? json_text(case_to_json(r)) : std::string{};
+}
+
+namespace {
+
+constexpr double kMemoryHeadroom = 0.9;  // of what is available: the library, the runtime, the rest of the host
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / static_cast<double>(1ULL << 30)); }
+
+}  // namespace
+
+// Each rank's host need counts every rank on its host (they run the same sizes side by side). Two
+// reductions: the worst ratio of need to room, then the numbers of the rank that has it.
+std::optional<std::string> Session::memory_refusal(const CaseSpec& spec) {
+  const MemoryNeed need = m_member.backend->memory_need(spec);
+  const int my_host = m_in.places.at(static_cast<std::size_t>(m_world.rank())).host;
+  const auto on_host =
+      std::count_if(m_in.places.begin(), m_in.places.end(), [&](const auto& p) { return p.host == my_host; });
+  const double host_need = static_cast<double>(need.host_bytes) * static_cast<double>(on_host);
+  const std::optional<HostMemory> host = need.host_bytes > 0 ? host_memory_available() : std::nullopt;
+  const double host_room = host ? kMemoryHeadroom * static_cast<double>(host->available_bytes) : 0.0;
+  const double device_room = kMemoryHeadroom * static_cast<double>(need.device_free_bytes);
+  const auto device_need = static_cast<double>(need.device_bytes);
+  std::array<double, 2> ratio{host && host_need > 0.0 ? host_need / std::max(host_room, 1.0) : 0.0,
+                              device_need > 0.0 ? device_need / std::max(device_room, 1.0) : 0.0};
+  const std::array<double, 2> mine = ratio;
+  m_member.group->max_all(ratio);
+  if (ratio[0] <= 1.0 && ratio[1] <= 1.0) {
+    return std::nullopt;
+  }
+  const bool host_short = ratio[0] > 1.0;
+  const bool worst = mine[host_short ? 0 : 1] == ratio[host_short ? 0 : 1];
+  std::array<double, 3> numbers{worst ? (host_short ? host_need : device_need) : 0.0,
+                                worst ? (host_short ? host_room : device_room) / kMemoryHeadroom : 0.0,
+                                worst ? static_cast<double>(on_host) : 0.0};
+  m_member.group->max_all(numbers);
+  if (host_short) {
+    return fmt::format(
+        "needs {} of host memory ({} per rank x {} rank(s) on a host) where {} is available "
+        "({}, {:.0f}% usable): skipped before allocating",
+        gib(numbers[0]), gib(numbers[0] / std::max(numbers[2], 1.0)), numbers[2], gib(numbers[1]),
+        host ? host->basis : std::string{"MemAvailable"}, kMemoryHeadroom * 100);
+  }
+  return fmt::format(
+      "needs {} more of GPU memory where {} is free (cudaMemGetInfo, {:.0f}% usable): skipped before "
+      "allocating",
+      gib(numbers[0]), gib(numbers[1]), kMemoryHeadroom * 100);
 }
 
 // Every group leader's result, on every rank, in group order.
@@ -329,7 +380,7 @@ bool Session::sweep(const TablePrinter& printer) {
   }
   bool failed = false;
   const RunConfig& c = m_in.config;
-  for (const std::uint64_t size : sweep_sizes(c.min_bytes, c.max_bytes, c.step_factor)) {
+  for (const std::uint64_t size : sweep_sizes(c.min_bytes, c.max_bytes, c.step_factor, size_of(c.dtype))) {
     std::vector<CaseResult> cells;
     for (const bool in_place : placements()) {
       {

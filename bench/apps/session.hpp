@@ -77,6 +77,9 @@ class Session {
                                          const std::string& clock) const;
   [[nodiscard]] CaseResult base_result(const GroupPlan& group, std::uint64_t size, bool in_place) const;
   std::string measure_mine(Runner& runner, std::uint64_t size, bool in_place);
+  /// Collective over this rank's group: why a case's buffers would not fit the memory of some
+  /// rank's host or GPU (headroom kept); unset when they fit everywhere.
+  std::optional<std::string> memory_refusal(const CaseSpec& spec);
   std::vector<CaseResult> collect(const std::string& mine);
   void start_document(const std::map<std::string, std::string>& versions);
   void record(CaseResult& result);

@@ -92,6 +92,23 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
       {{"--no-such-flag"}, "--no-such-flag"},
       {{"--target-ci", "0"}, "--target-ci 0 must be a fraction"},
       {{"--time-budget", "1s"}, "--time-budget '1s' is not seconds (e.g. 0.5) or auto"},
+      {{"--time-budget", "1e309"}, "--time-budget '1e309' is not seconds"},
+      {{"--time-budget", "1e20"}, "--time-budget must be positive seconds, at most 3600"},
+      {{"--timeout", "9.3e9"}, "--timeout must be positive seconds, at most 86400"},
+      {{"--timeout", "inf"}, "--timeout"},
+      {{"-n", "-1"}, "--iters -1 must be at least 1"},
+      {{"-n", "1000000000"}, "--iters 1000000000 is more than 1000000"},
+      {{"-n", "99999999999"}, "--iters 99999999999 is more than 1000000"},
+      {{"-w", "2000000000"}, "--warmup-iters 2000000000 is more than 1000000"},
+      {{"--batch", "-1"}, "--batch -1 must be at least 1"},
+      {{"--batch", "5000000"}, "--batch 5000000 is more than 1000000"},
+      {{"--max-samples", "300000000"}, "--max-samples 300000000 is more than 1000000"},
+      {{"-f", "1.0000001"}, "--step-factor 1.0000001 makes"},
+      {{"-f", "inf"}, "--step-factor"},
+      {{"-b", "6", "-e", "64"}, "--min-bytes 6 is not a whole number of float32 elements (4 B each): use 4 or 8"},
+      {{"-d", "float64", "-b", "8", "-e", "100"}, "--max-bytes 100 is not a whole number of float64 elements"},
+      {{"--peak-GBps", "inf"}, "--peak-GBps inf must be from 0.001 to 1e+06 GB/s"},
+      {{"--peak-GBps", "1e-300"}, "--peak-GBps 1e-300 must be from"},
       {{"--time-budget", "0"}, "--time-budget must be positive seconds"},
       {{"--time-budget", "inf"}, "--time-budget 'inf' is not seconds"},
       {{"--bind", "numa"}, "--bind 'numa' is not none or auto"},
@@ -199,6 +216,11 @@ TEST(Sizes, SweepIncludesBothEndsWhenReached) {
   EXPECT_EQ(sweep_sizes(1024, 1024, 2), (std::vector<std::uint64_t>{1024}));
   EXPECT_TRUE(sweep_sizes(2, 1, 2).empty());
   EXPECT_TRUE(sweep_sizes(1, 2, 1).empty());
+  // A factor that rounding repeats: whole float32 elements, each size once.
+  EXPECT_EQ(sweep_sizes(8, 16, 1.1, 4), (std::vector<std::uint64_t>{8, 12, 16}));
+  EXPECT_EQ(sweep_sizes(1, 4, 2, 4), (std::vector<std::uint64_t>{1, 2, 4}));  // below one element: kept, skipped
+  EXPECT_EQ(sweep_length(8, 4 << 20, 2), 20U);
+  EXPECT_GT(sweep_length(8, 4 << 20, 1.0000001), 100'000'000U);
 }
 
 }  // namespace

@@ -26,10 +26,10 @@ struct RawOptions {
   std::string placement = "both";
   std::string split = "world";
   std::string bind = "none";
-  std::int64_t iters = -1;
+  std::optional<std::int64_t> iters;
   std::int64_t warmup = 5;
-  std::int64_t batch = -1;
-  std::int64_t graph = -1;
+  std::optional<std::int64_t> batch;
+  std::optional<std::int64_t> graph;
   std::int64_t min_samples = 10;
   std::int64_t max_samples = 100000;
   std::string time_budget = "auto";
@@ -160,12 +160,12 @@ void apply(const RawOptions& raw, RunConfig& c) {
   c.op = parse_or_throw(parse_reduce_op(raw.op), "--op", raw.op, "one of: " + reduce_op_names());
   c.split = parse_or_throw(parse_split(raw.split), "--split", raw.split, "world, node, cross-node, rail or pairs");
   c.timing = parse_or_throw(parse_timing_mode(raw.timing), "--timing", raw.timing, "batch, per_op or graph");
-  if (raw.graph != -1) {
+  if (raw.graph) {
     if (c.timing != TimingMode::Batch && c.timing != TimingMode::Graph) {
-      throw UsageError(fmt::format("--graph {} and --timing {}: --graph is graph timing", raw.graph, raw.timing));
+      throw UsageError(fmt::format("--graph {} and --timing {}: --graph is graph timing", *raw.graph, raw.timing));
     }
-    if (raw.batch != -1 && raw.batch != raw.graph) {
-      throw UsageError(fmt::format("--graph {} and --batch {}: give one of them", raw.graph, raw.batch));
+    if (raw.batch && *raw.batch != *raw.graph) {
+      throw UsageError(fmt::format("--graph {} and --batch {}: give one of them", *raw.graph, *raw.batch));
     }
     c.timing = TimingMode::Graph;
   }
@@ -184,13 +184,13 @@ void apply(const RawOptions& raw, RunConfig& c) {
   } else {
     throw UsageError(fmt::format("--placement '{}' is not one of: out, in, both", raw.placement));
   }
-  if (raw.iters != -1) {
-    c.iters = non_negative(raw.iters, "--iters", false);
+  if (raw.iters) {
+    c.iters = non_negative(*raw.iters, "--iters", false);
   }
-  if (raw.graph != -1) {
-    c.batch_ops = non_negative(raw.graph, "--graph", false);
-  } else if (raw.batch != -1) {
-    c.batch_ops = non_negative(raw.batch, "--batch", false);
+  if (raw.graph) {
+    c.batch_ops = non_negative(*raw.graph, "--graph", false);
+  } else if (raw.batch) {
+    c.batch_ops = non_negative(*raw.batch, "--batch", false);
   }
   c.warmup_iters = *non_negative(raw.warmup, "--warmup-iters", true);
   if (raw.time_budget != "auto") {

@@ -109,20 +109,59 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt::format("{}{}", bytes >> shift, unit);
 }
 
-std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor) {
+std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor,
+                                       std::uint64_t element_bytes) {
   std::vector<std::uint64_t> sizes;
-  if (min_bytes == 0 || min_bytes > max_bytes || !(factor > 1.0)) {
+  if (min_bytes == 0 || min_bytes > max_bytes || !(factor > 1.0) || !std::isfinite(factor) || element_bytes == 0) {
     return sizes;
   }
   auto size = static_cast<double>(min_bytes);
   while (size <= static_cast<double>(max_bytes) * (1.0 + 1e-12)) {
-    sizes.push_back(static_cast<std::uint64_t>(std::llround(size)));
+    auto bytes = static_cast<std::uint64_t>(std::llround(size));
+    if (bytes >= element_bytes) {
+      bytes -= bytes % element_bytes;
+    }
+    if (sizes.empty() || sizes.back() != bytes) {
+      sizes.push_back(bytes);
+    }
     size *= factor;
   }
   return sizes;
 }
 
+std::size_t sweep_length(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor) {
+  if (min_bytes == 0 || min_bytes > max_bytes || !(factor > 1.0) || !std::isfinite(factor)) {
+    return 0;
+  }
+  const double steps = std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor);
+  return static_cast<std::size_t>(std::min(steps + 1e-9, 1e18)) + 1;
+}
+
 namespace {
+
+// Counts that size memory (samples are kept) or time, and the sweep's sizes.
+void validate_ranges(const RunConfig& c, std::vector<std::string>& errors) {
+  const auto count = [&](std::optional<std::uint64_t> v, std::string_view flag) {
+    if (v && *v > FlagLimits::kMaxCount) {
+      errors.push_back(fmt::format("{} {} is more than {}", flag, *v, FlagLimits::kMaxCount));
+    }
+  };
+  count(c.iters, "--iters");
+  count(c.warmup_iters, "--warmup-iters");
+  count(c.batch_ops, c.timing == TimingMode::Graph ? "--graph" : "--batch");
+  count(c.max_samples, "--max-samples");
+  if (const std::size_t n = sweep_length(c.min_bytes, c.max_bytes, c.step_factor); n > FlagLimits::kMaxSizes) {
+    errors.push_back(fmt::format("--step-factor {} makes {} sizes from {} to {} B; at most {} (raise -f)",
+                                 c.step_factor, n, c.min_bytes, c.max_bytes, FlagLimits::kMaxSizes));
+  }
+  const std::uint64_t element = size_of(c.dtype);
+  for (const auto& [flag, bytes] : {std::pair{"--min-bytes", c.min_bytes}, std::pair{"--max-bytes", c.max_bytes}}) {
+    if (bytes >= element && bytes % element != 0) {
+      errors.push_back(fmt::format("{} {} is not a whole number of {} elements ({} B each): use {} or {}", flag, bytes,
+                                   name(c.dtype), element, bytes - bytes % element, bytes - bytes % element + element));
+    }
+  }
+}
 
 void validate_rdma(const RunConfig& c, std::vector<std::string>& errors) {
   const RdmaOptions& r = c.rdma;
@@ -188,6 +227,7 @@ std::vector<std::string> validate(const RunConfig& c) {
   if (c.iters && *c.iters == 0) {
     errors.emplace_back("--iters must be at least 1 (or leave it out for adaptive stopping)");
   }
+  validate_ranges(c, errors);
   if (c.batch_ops && *c.batch_ops == 0) {
     errors.emplace_back(c.timing == TimingMode::Graph ? "--graph must be at least 1 op per graph"
                                                       : "--batch must be at least 1");
@@ -205,11 +245,11 @@ std::vector<std::string> validate(const RunConfig& c) {
   if (!(c.target_ci > 0.0 && c.target_ci < 1.0)) {
     errors.push_back(fmt::format("--target-ci {} must be a fraction in (0, 1), e.g. 0.01 for 1%", c.target_ci));
   }
-  if (c.time_budget_s && !(*c.time_budget_s > 0.0)) {
-    errors.emplace_back("--time-budget must be positive seconds");
+  if (c.time_budget_s && !(*c.time_budget_s > 0.0 && *c.time_budget_s <= FlagLimits::kMaxTimeBudgetS)) {
+    errors.push_back(fmt::format("--time-budget must be positive seconds, at most {:g}", FlagLimits::kMaxTimeBudgetS));
   }
-  if (!(c.timeout_s > 0.0)) {
-    errors.emplace_back("--timeout must be positive seconds");
+  if (!(c.timeout_s > 0.0 && c.timeout_s <= FlagLimits::kMaxTimeoutS)) {
+    errors.push_back(fmt::format("--timeout must be positive seconds, at most {:g} (a day)", FlagLimits::kMaxTimeoutS));
   }
   if (c.min_samples == 0 || c.min_samples > c.max_samples) {
     errors.emplace_back("--min-samples must be at least 1 and at most --max-samples");
@@ -217,8 +257,9 @@ std::vector<std::string> validate(const RunConfig& c) {
   if (c.root < 0) {
     errors.push_back(fmt::format("--root {} must be a rank (0 or more)", c.root));
   }
-  if (c.peak_GBps && !(*c.peak_GBps > 0.0)) {
-    errors.emplace_back("--peak-GBps must be positive");
+  if (c.peak_GBps && !(*c.peak_GBps >= FlagLimits::kMinPeakGBps && *c.peak_GBps <= FlagLimits::kMaxPeakGBps)) {
+    errors.push_back(fmt::format("--peak-GBps {} must be from {:g} to {:g} GB/s", *c.peak_GBps,
+                                 FlagLimits::kMinPeakGBps, FlagLimits::kMaxPeakGBps));
   }
   if (is_rdma(c.collective)) {
     validate_rdma(c, errors);

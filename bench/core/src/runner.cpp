@@ -132,6 +132,7 @@ std::uint64_t Runner::warm_up_and_calibrate() {
   m_backend.wait();
   for (std::uint64_t i = 1; i < m_policy.warmup_iters; ++i) {
     m_backend.enqueue();
+    progress();  // a long warm-up (-w) is progress, not a hang
   }
   m_backend.wait();
   progress();

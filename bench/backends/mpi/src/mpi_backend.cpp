@@ -22,20 +22,26 @@ class HostBuffer {
   std::byte* ensure(std::size_t bytes) {
     if (bytes > m_bytes) {
       constexpr std::size_t kAlign = 4096;
-      const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+      const std::size_t size = rounded(bytes);
       // NOLINTNEXTLINE(cppcoreguidelines-no-malloc)
-      m_data.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, rounded)));
+      m_data.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, size)));
       if (!m_data) {
         throw std::bad_alloc();
       }
-      std::memset(m_data.get(), 0, rounded);
-      m_bytes = rounded;
+      std::memset(m_data.get(), 0, size);
+      m_bytes = size;
     }
     return m_data.get();
   }
   [[nodiscard]] std::byte* data() const { return m_data.get(); }
+  /// What ensure(bytes) would allocate (the old block is freed only after): 0 when it fits already.
+  [[nodiscard]] std::size_t growth(std::size_t bytes) const { return bytes > m_bytes ? rounded(bytes) : 0; }
 
  private:
+  static std::size_t rounded(std::size_t bytes) {
+    constexpr std::size_t kAlign = 4096;
+    return (bytes + kAlign - 1) / kAlign * kAlign;
+  }
   std::unique_ptr<std::byte, FreeDeleter> m_data;
   std::size_t m_bytes = 0;
 };
@@ -134,6 +140,19 @@ class MpiBackend final : public Backend {
       return {false, "count exceeds MPI's int count limit"};
     }
     return {};
+  }
+
+  [[nodiscard]] MemoryNeed memory_need(const CaseSpec& spec) const override {
+    const auto& coll = info(spec.collective);
+    const std::size_t elem = size_of(spec.dtype);
+    const std::uint64_t send = elements(coll.send, spec.count, m_size) * elem;
+    const std::uint64_t recv = elements(coll.recv, spec.count, m_size) * elem;
+    MemoryNeed need;
+    need.host_bytes = m_recv.growth(std::max(send, recv)) + (spec.in_place ? 0 : m_send.growth(send));
+    if (coll.has_reduce_op) {
+      need.host_bytes += std::max(send, recv);  // the library's scratch for the reduction (Open MPI allocates one)
+    }
+    return need;
   }
 
   void prepare(const CaseSpec& spec) override {

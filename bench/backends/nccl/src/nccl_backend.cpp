@@ -164,6 +164,7 @@ class NcclBackend final : public Backend {
   [[nodiscard]] std::map<std::string, std::string> versions() const override { return m_versions; }
   [[nodiscard]] std::string device_bus_id() const override { return m_bus_id; }
   [[nodiscard]] Support supports(const CaseSpec& spec) const override;
+  [[nodiscard]] MemoryNeed memory_need(const CaseSpec& spec) const override;
   void prepare(const CaseSpec& spec) override;
   void fill_pattern() override;
   void enqueue() override;
@@ -290,6 +291,21 @@ OpArgs NcclBackend::op_args(const CaseSpec& spec) const {
   args.native_alltoall = m_native_alltoall;
   args.stream = m_stream.get();
   return args;
+}
+
+// A growing buffer frees its old allocation first: it needs what it grows by.
+MemoryNeed NcclBackend::memory_need(const CaseSpec& spec) const {
+  const nccl_detail::Footprint need = nccl_detail::footprint(spec, m_comm.size());
+  const auto growth = [](std::size_t want, std::size_t have) { return want > have ? want - have : 0; };
+  MemoryNeed out;
+  out.device_bytes = growth(need.send_bytes, m_send_alloc.bytes()) + growth(need.recv_bytes, m_recv_alloc.bytes());
+  if (out.device_bytes > 0) {
+    std::size_t free = 0;
+    std::size_t total = 0;
+    cuda_check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    out.device_free_bytes = free;
+  }
+  return out;
 }
 
 void NcclBackend::prepare(const CaseSpec& spec) {

@@ -84,6 +84,13 @@ class Timer {
   [[nodiscard]] virtual std::string clock() const = 0;  // "host steady_clock", "CUDA events"
 };
 
+/// Bytes a case adds, on the host and on this rank's GPU (with what that GPU has free).
+struct MemoryNeed {
+  std::uint64_t host_bytes = 0;
+  std::uint64_t device_bytes = 0;
+  std::uint64_t device_free_bytes = 0;  // meaningful only where device_bytes > 0
+};
+
 class Backend {
  public:
   Backend() = default;
@@ -119,6 +126,12 @@ class Backend {
   }
   /// Launches the captured graph: `ops` ops of the current case.
   virtual void launch_graph() {}
+  /// Memory that prepare(spec) would allocate beyond what the backend holds already (its buffers
+  /// only grow), so that a size that cannot fit is skipped before it is allocated.
+  [[nodiscard]] virtual MemoryNeed memory_need(const CaseSpec& spec) const {
+    (void)spec;
+    return {};
+  }
   /// Whether, under this timing, the backend's ops run back to back across samples as perftest runs them
   /// (ib_write_bw in batch timing; ib_write_lat's round trips in per_op and batch timing): stream_samples()
   /// then takes a chunk of samples instead of the runner timing them one by one.

@@ -62,7 +62,7 @@ struct RunConfig {
   Placement placement = Placement::Both;
   Split split = Split::World;
   BindPolicy bind = BindPolicy::None;
-  double target_ci = 0.01;     // relative half-width of the median's 95% CI
+  double target_ci = 0.01;              // relative half-width of the median's 95% CI
   std::optional<double> time_budget_s;  // per size and placement, after warm-up; unset: auto (see SamplingPolicy)
   std::uint64_t min_samples = 10;
   std::uint64_t max_samples = 100000;
@@ -92,7 +92,24 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text);
 /// 8 -> "8", 4096 -> "4K", 3 << 20 -> "3M" (exact multiples only), for labels.
 std::string format_bytes(std::uint64_t bytes);
 
-/// The sizes of a sweep: min, min*f, ... while <= max (max itself included when reached).
-std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
+/// The sizes of a sweep: min, min*f, ... while <= max (max itself included when reached), each
+/// rounded down to whole elements of `element_bytes` (a size below one element stays, to be skipped
+/// with that reason), a size that rounding repeats taken once.
+std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor,
+                                       std::uint64_t element_bytes = 1);
+
+/// How many sizes min, min*f, ... <= max are, before rounding (huge for a factor near 1).
+std::size_t sweep_length(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
+
+/// The ranges validate() holds numeric flags to (README, "Flags"): samples are kept in memory, and
+/// a time past these is a typo, not a plan.
+struct FlagLimits {
+  static constexpr std::uint64_t kMaxCount = 1'000'000;  // -n, -w, --batch, --graph, --max-samples
+  static constexpr double kMaxTimeBudgetS = 3600.0;
+  static constexpr double kMaxTimeoutS = 86400.0;
+  static constexpr std::size_t kMaxSizes = 1000;  // sizes in one sweep (-b, -e, -f)
+  static constexpr double kMinPeakGBps = 1e-3;
+  static constexpr double kMaxPeakGBps = 1e6;
+};
 
 }  // namespace ccbench
