@@ -15,7 +15,10 @@ std::string hex_hmac(const std::vector<std::uint8_t>& key, const std::string& da
   return to_hex(hmac_sha256(key, data));
 }
 
-std::vector<std::uint8_t> repeated(std::uint8_t byte, std::size_t n) { return std::vector<std::uint8_t>(n, byte); }
+std::vector<std::uint8_t> repeated(std::uint8_t byte, std::size_t n) {
+  std::vector<std::uint8_t> bytes(n, byte);
+  return bytes;
+}
 
 // FIPS 180-4's examples (NIST CSRC "SHA256.pdf", "SHA2_Additional.pdf") and the empty message.
 TEST(Sha256, FipsExamples) {

@@ -49,12 +49,12 @@ class SilentPort {
   int m_port = 0;
 };
 
-const std::uint32_t kLoopback = htonl(INADDR_LOOPBACK);
+std::uint32_t loopback() { return htonl(INADDR_LOOPBACK); }
 
 /// A rank listening on loopback with `key`.
 std::unique_ptr<RollCall> listening(int rank, const std::string& host, const RollKey& key) {
   auto r = std::make_unique<RollCall>(rank, host);
-  r->listen(key, {kLoopback});
+  r->listen(key, {loopback()});
   return r;
 }
 
@@ -169,7 +169,7 @@ std::optional<std::string> ask(int port, const std::string& text, int ms = 500) 
   const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
   sockaddr_in to{};
   to.sin_family = AF_INET;
-  to.sin_addr.s_addr = kLoopback;
+  to.sin_addr.s_addr = loopback();
   to.sin_port = htons(static_cast<std::uint16_t>(port));
   ::sendto(fd, text.data(), text.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);  // NOLINT
   pollfd p{fd, POLLIN, 0};
@@ -272,12 +272,12 @@ TEST(RollCall, JoinOverATcpPairSharesTheKeyAndBindsLoopbackOnOneHost) {
 TEST(RollCall, BindsLoopbackForItsHostAndInterfacesForOthers) {
   const std::vector<std::uint32_t> eth{htonl(0x0a000001)};
   using V = std::vector<std::uint32_t>;
-  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a", "a"}, eth), V{kLoopback});
-  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a"}, eth), V{kLoopback});
+  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a", "a"}, eth), V{loopback()});
+  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a"}, eth), V{loopback()});
   EXPECT_EQ(RollCall::addresses_to_bind(0, {"a", "b"}, eth), eth);
-  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a", "a", "b"}, eth), (V{kLoopback, eth[0]}));
+  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a", "a", "b"}, eth), (V{loopback(), eth[0]}));
   EXPECT_EQ(RollCall::addresses_to_bind(2, {"a", "a", "b"}, eth), eth);
-  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a", "b"}, {}), V{kLoopback});
+  EXPECT_EQ(RollCall::addresses_to_bind(0, {"a", "b"}, {}), V{loopback()});
 }
 
 }  // namespace
