@@ -90,8 +90,8 @@ HangGuard::HangGuard(Group& world, std::string program, double timeout_s, EndJob
       m_end_job(end_job ? std::move(end_job) : EndJob([](int code) { MpiContext::abort(code); })),
       m_roll(world.rank(), local_hostname()),
       m_watchdog(timeout_s, [this](const std::string& a, double w) { expired(a, w); }) {
-  begin("set-up: exchanging roll-call addresses");
-  m_roll.set_peers(world.all_gather(m_roll.card()));
+  begin("set-up: exchanging the roll-call key and addresses");
+  m_roll.join(world);
   m_roll.on_notice([this](const std::string& payload) {
     try {
       record(hang_from_text(payload));
@@ -100,6 +100,16 @@ HangGuard::HangGuard(Group& world, std::string program, double timeout_s, EndJob
     }
   });
   idle("set-up");
+}
+
+HangGuard::~HangGuard() {
+  const auto ignored = m_roll.ignored();
+  if (ignored.rejected + ignored.replayed > 0) {
+    fmt::print(stderr,
+               "{}: warning: rank {} ignored {} roll-call datagrams that were not this job's (no or a wrong MAC, "
+               "malformed) and {} sent again (a SEQ already seen)\n",
+               m_program, m_rank, ignored.rejected, ignored.replayed);
+  }
 }
 
 void HangGuard::begin(std::string activity) {

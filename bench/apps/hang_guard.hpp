@@ -33,14 +33,16 @@ class HangGuard {
   /// Ends the whole job with an exit code (MPI_Abort under mpirun; the process alone in the standalone pair).
   using EndJob = std::function<void(int exit_code)>;
 
-  /// Collective over `world`: starts the watchdog and exchanges the roll-call addresses.
+  /// Collective over `world`: starts the watchdog, shares the roll-call key and exchanges the
+  /// roll-call addresses (RollCall::join).
   /// `end_job` (default: MpiContext::abort) is called once a hang is reported.
   HangGuard(Group& world, std::string program, double timeout_s, EndJob end_job = {});
   HangGuard(const HangGuard&) = delete;
   HangGuard& operator=(const HangGuard&) = delete;
   HangGuard(HangGuard&&) = delete;
   HangGuard& operator=(HangGuard&&) = delete;
-  ~HangGuard() = default;
+  /// Says on stderr how many roll-call datagrams this rank ignored, when it ignored any.
+  ~HangGuard();
 
   /// Watches `activity` (and answers the roll call with it) until the next begin() or idle().
   void begin(std::string activity);

@@ -20,7 +20,8 @@
 #include <ctime>
 #include <map>
 #include <optional>
-#include <random>
+#include <set>
+#include <span>
 #include <sstream>
 
 #include "ccbench/errors.hpp"
@@ -28,11 +29,10 @@
 namespace ccbench {
 namespace {
 
-// Datagrams are text: "<magic> <verb> <nonce>[ <rest>]"; anything else is ignored.
-constexpr std::string_view kMagic = "CCBRC1";
 constexpr std::size_t kMaxDatagram = 65507;
 constexpr std::size_t kMaxPayload = 60000;
 constexpr std::uint32_t kLoopback = 0x7f000001;
+constexpr int kBindAttempts = 32;
 
 using Clock = std::chrono::steady_clock;
 
@@ -56,18 +56,51 @@ sockaddr_in endpoint(std::uint32_t address, std::uint16_t port) {
   return a;
 }
 
-/// Binds `fd` to an ephemeral port on every address; closes it when that fails.
-std::uint16_t bind_any(int fd) {
-  sockaddr_in a = endpoint(htonl(INADDR_ANY), 0);
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||  // NOLINT(*-reinterpret-cast)
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {     // NOLINT(*-reinterpret-cast)
-    const int error = errno;
+std::string ip_text(std::uint32_t address) {
+  std::array<char, INET_ADDRSTRLEN> text{};
+  ::inet_ntop(AF_INET, &address, text.data(), text.size());
+  return text.data();
+}
+
+void close_all(std::vector<int>& fds) {
+  for (const int fd : fds) {
     ::close(fd);
-    errno = error;
-    throw_errno("bind");
   }
-  return ntohs(a.sin_port);
+  fds.clear();
+}
+
+/// One socket on each of `addresses`, all on one ephemeral port (the card names one port): the
+/// first address picks it, and another try is made when a later address has it taken.
+std::vector<int> bind_all(const std::vector<std::uint32_t>& addresses, std::uint16_t& port) {
+  for (int attempt = 0; attempt < kBindAttempts; ++attempt) {
+    std::vector<int> fds;
+    port = 0;
+    for (const auto address : addresses) {
+      fds.push_back(udp_socket());
+      sockaddr_in a = endpoint(address, port);
+      socklen_t len = sizeof a;
+      if (::bind(fds.back(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {  // NOLINT(*-reinterpret-cast)
+        const int error = errno;
+        close_all(fds);
+        if (error == EADDRINUSE && port != 0) {
+          break;
+        }
+        errno = error;
+        throw_errno(fmt::format("bind {}", ip_text(address)));
+      }
+      if (port == 0 && ::getsockname(fds.back(), reinterpret_cast<sockaddr*>(&a), &len) == 0) {  // NOLINT
+        port = ntohs(a.sin_port);
+      }
+    }
+    if (!fds.empty()) {
+      return fds;
+    }
+  }
+  throw BackendError(fmt::format("roll call: no port free on every one of {} addresses", addresses.size()));
+}
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
 void send_to(int fd, const std::string& text, const sockaddr_in& to) {
@@ -97,8 +130,9 @@ std::optional<std::string> receive(int fd, int ms, sockaddr_in* from = nullptr) 
   return buffer;
 }
 
-/// The IPv4 addresses of the interfaces that are up, loopback last (and only when alone).
-std::vector<std::uint32_t> local_addresses() {
+}  // namespace
+
+std::vector<std::uint32_t> RollCall::interface_addresses() {
   std::vector<std::uint32_t> out;
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) == 0) {
@@ -111,17 +145,10 @@ std::vector<std::uint32_t> local_addresses() {
     }
     ::freeifaddrs(list);
   }
-  if (out.empty()) {
-    out.push_back(htonl(kLoopback));
-  }
   return out;
 }
 
-std::string ip_text(std::uint32_t address) {
-  std::array<char, INET_ADDRSTRLEN> text{};
-  ::inet_ntop(AF_INET, &address, text.data(), text.size());
-  return text.data();
-}
+namespace {
 
 std::int64_t monotonic_ns() noexcept {
   timespec t{};
@@ -150,64 +177,78 @@ void watch_for_resume() {
   (void)installed;
 }
 
-std::uint64_t new_nonce() {
-  static thread_local std::mt19937_64 engine{std::random_device{}()};
-  return engine();
-}
-
-struct Datagram {
-  std::string verb;
-  std::uint64_t nonce = 0;
-  std::string rest;
-};
-
-std::optional<Datagram> parse(const std::string& text) {
-  const std::size_t line_end = text.find('\n');
-  std::istringstream head(text.substr(0, line_end));
-  std::string magic;
-  Datagram d;
-  if (!(head >> magic >> d.verb >> d.nonce) || magic != kMagic) {
-    return std::nullopt;
-  }
-  if (d.verb == "NOTE") {
-    d.rest = line_end == std::string::npos ? std::string{} : text.substr(line_end + 1);
-  } else {
-    std::getline(head >> std::ws, d.rest);
-  }
-  return d;
-}
-
 }  // namespace
 
-RollCall::RollCall(int rank, std::string host)
-    : m_rank(rank),
-      m_host(std::move(host)),
-      m_socket(udp_socket()),
-      m_port(bind_any(m_socket)),
-      m_local_addresses(local_addresses()) {
+RollCall::RollCall(int rank, std::string host) : m_rank(rank), m_host(std::move(host)) {
   watch_for_resume();
   if (::pipe2(m_stop_pipe.data(), O_CLOEXEC) != 0) {
-    ::close(m_socket);
     throw_errno("pipe");
+  }
+}
+
+RollCall::~RollCall() {
+  if (m_thread.joinable()) {
+    const char stop = 's';
+    (void)::write(m_stop_pipe[1], &stop, 1);
+    m_thread.join();
+  }
+  ::close(m_stop_pipe[0]);
+  ::close(m_stop_pipe[1]);
+  close_all(m_sockets);
+}
+
+void RollCall::join(Group& world) {
+  RollKey key{};
+  if (world.rank() == 0) {
+    key = random_roll_key();
+  }
+  world.broadcast(std::as_writable_bytes(std::span(key)), 0);
+  listen(key, addresses_to_bind(world.rank(), world.all_gather(m_host), interface_addresses()));
+  set_peers(world.all_gather(card()));
+}
+
+std::vector<std::uint32_t> RollCall::addresses_to_bind(int rank, const std::vector<std::string>& hosts,
+                                                       const std::vector<std::uint32_t>& interfaces) {
+  bool shared = false;
+  bool elsewhere = false;
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    if (static_cast<int>(r) != rank) {
+      (hosts[r] == hosts.at(static_cast<std::size_t>(rank)) ? shared : elsewhere) = true;
+    }
+  }
+  std::vector<std::uint32_t> out;
+  if (shared || !elsewhere || interfaces.empty()) {
+    out.push_back(htonl(kLoopback));
+  }
+  if (elsewhere) {
+    out.insert(out.end(), interfaces.begin(), interfaces.end());
+  }
+  return out;
+}
+
+void RollCall::listen(const RollKey& key, const std::vector<std::uint32_t>& addresses) {
+  if (m_thread.joinable() || addresses.empty()) {
+    throw BackendError("roll call: listen() needs addresses, once");
+  }
+  std::uint16_t port = 0;
+  std::vector<int> sockets = bind_all(addresses, port);
+  {
+    const std::lock_guard lock(m_mutex);
+    m_key = key;
+    m_sockets = std::move(sockets);
+    m_port = port;
+    m_bound = addresses;
   }
   m_thread = std::thread([this] { answer_loop(); });
 }
 
-RollCall::~RollCall() {
-  const char stop = 's';
-  (void)::write(m_stop_pipe[1], &stop, 1);
-  m_thread.join();
-  ::close(m_stop_pipe[0]);
-  ::close(m_stop_pipe[1]);
-  ::close(m_socket);
-}
-
 std::string RollCall::card() const {
+  const std::lock_guard lock(m_mutex);
   std::string ips;
-  for (const auto a : m_local_addresses) {
+  for (const auto a : m_bound) {
     ips += (ips.empty() ? "" : ",") + ip_text(a);
   }
-  return fmt::format("{} {} {} {}", m_rank, m_host, m_port, ips);
+  return fmt::format("{} {} {} {}", m_rank, m_host, m_port, ips.empty() ? "-" : ips);
 }
 
 void RollCall::set_peers(const std::vector<std::string>& cards) {
@@ -231,7 +272,13 @@ void RollCall::set_peers(const std::vector<std::string>& cards) {
     }
     peers.push_back(std::move(p));
   }
+  const std::lock_guard lock(m_mutex);
   m_peers = std::move(peers);
+}
+
+bool RollCall::has_peers() const {
+  const std::lock_guard lock(m_mutex);
+  return !m_peers.empty();
 }
 
 double RollCall::resumed_s_ago() {
@@ -240,6 +287,7 @@ double RollCall::resumed_s_ago() {
 }
 
 std::string RollCall::host_of(int rank) const {
+  const std::lock_guard lock(m_mutex);
   return rank >= 0 && rank < static_cast<int>(m_peers.size()) ? m_peers[static_cast<std::size_t>(rank)].host
                                                               : std::string{};
 }
@@ -254,18 +302,55 @@ void RollCall::on_notice(NoticeHandler handler) {
   m_handler = std::move(handler);
 }
 
+RollCall::Ignored RollCall::ignored() const { return {m_rejected.load(), m_replayed.load()}; }
+
+std::pair<RollKey, std::vector<RollCall::Peer>> RollCall::snapshot() const {
+  const std::lock_guard lock(m_mutex);
+  return {m_key, m_peers};
+}
+
 // A peer on this host is reached over loopback first (namespaced hosts have their own).
 std::vector<std::uint32_t> RollCall::addresses_of(const Peer& peer) const {
   std::vector<std::uint32_t> out;
   if (peer.host == m_host) {
     out.push_back(htonl(kLoopback));
   }
-  out.insert(out.end(), peer.addresses.begin(), peer.addresses.end());
+  for (const auto a : peer.addresses) {
+    if (a != htonl(kLoopback)) {
+      out.push_back(a);
+    }
+  }
   return out;
 }
 
+std::string RollCall::answer(const RollMessage& request) {
+  std::string body = std::to_string(request.seq);
+  if (request.verb == RollVerb::Ping) {
+    std::string activity;
+    {
+      const std::lock_guard lock(m_mutex);
+      activity = m_activity;
+    }
+    body += fmt::format(" {:.3f} {}", resumed_s_ago(), activity);
+  } else {
+    NoticeHandler handler;
+    {
+      const std::lock_guard lock(m_mutex);
+      handler = m_handler;
+    }
+    if (handler) {
+      handler(request.body);
+    }
+  }
+  const RollVerb verb = request.verb == RollVerb::Ping ? RollVerb::Here : RollVerb::Done;
+  return seal(m_key, {verb, m_rank, next_seq(), body});
+}
+
 void RollCall::answer_loop() {
-  std::array<pollfd, 2> fds{pollfd{m_socket, POLLIN, 0}, pollfd{m_stop_pipe[0], POLLIN, 0}};
+  std::vector<pollfd> fds{pollfd{m_stop_pipe[0], POLLIN, 0}};
+  for (const int fd : m_sockets) {
+    fds.push_back(pollfd{fd, POLLIN, 0});
+  }
   while (true) {
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) {
@@ -273,53 +358,63 @@ void RollCall::answer_loop() {
       }
       return;
     }
-    if ((fds[1].revents & POLLIN) != 0) {
+    if ((fds[0].revents & POLLIN) != 0) {
       return;
     }
-    sockaddr_in from{};
-    const auto text = receive(m_socket, 0, &from);
-    const auto d = text ? parse(*text) : std::nullopt;
-    if (!d) {
-      continue;
-    }
-    if (d->verb == "PING") {
-      std::string activity;
-      {
-        const std::lock_guard lock(m_mutex);
-        activity = m_activity;
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      sockaddr_in from{};
+      const auto text = (fds[i].revents & POLLIN) != 0 ? receive(fds[i].fd, 0, &from) : std::nullopt;
+      if (!text) {
+        continue;
       }
-      send_to(m_socket, fmt::format("{} HERE {} {} {:.3f} {}", kMagic, d->nonce, m_rank, resumed_s_ago(), activity),
-              from);
-    } else if (d->verb == "NOTE") {
-      NoticeHandler handler;
-      {
-        const std::lock_guard lock(m_mutex);
-        handler = m_handler;
+      const auto m = unseal(m_key, *text);
+      if (!m || (m->verb != RollVerb::Ping && m->verb != RollVerb::Note)) {
+        ++m_rejected;
+      } else if (!m_replay.fresh(m->sender, m->seq)) {
+        ++m_replayed;
+      } else {
+        send_to(fds[i].fd, answer(*m), from);
       }
-      if (handler) {
-        handler(d->rest);
-      }
-      send_to(m_socket, fmt::format("{} DONE {}", kMagic, d->nonce), from);
     }
   }
 }
 
+std::optional<RollMessage> RollCall::await_answer(int fd, const RollKey& key, RollVerb verb,
+                                                  const std::set<std::uint64_t>& asked, Clock::time_point until) const {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+  const auto text = receive(fd, static_cast<int>(std::max<std::int64_t>(ms.count(), 1)));
+  if (!text) {
+    return std::nullopt;
+  }
+  auto m = unseal(key, *text);
+  std::istringstream body(m ? m->body : std::string{});
+  std::uint64_t re = 0;
+  if (!m || m->verb != verb || !(body >> re) || !asked.contains(re)) {
+    ++m_rejected;
+    return std::nullopt;
+  }
+  std::getline(body >> std::ws, m->body);  // what follows the SEQ answered
+  return m;
+}
+
 RollCall::Outcome RollCall::call(double wait_s, double recent_s) const {
+  const auto [key, peers] = snapshot();
   std::map<int, Answer> answers;
   {
     const std::lock_guard lock(m_mutex);
     answers[m_rank] = {m_rank, m_activity, resumed_s_ago()};
   }
   const int fd = udp_socket();
-  const std::uint64_t nonce = new_nonce();
-  const std::string ping = fmt::format("{} PING {}", kMagic, nonce);
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
+  std::set<std::uint64_t> asked;
+  const Clock::time_point deadline = Clock::now() + seconds(wait_s);
   auto next_round = Clock::now();
-  while (answers.size() < m_peers.size() && Clock::now() < deadline) {
+  while (answers.size() < peers.size() && Clock::now() < deadline) {
     if (Clock::now() >= next_round) {
-      for (const auto& p : m_peers) {
+      for (const auto& p : peers) {
         if (!answers.contains(p.rank)) {
+          const std::uint64_t seq = next_seq();
+          asked.insert(seq);
+          const std::string ping = seal(key, {RollVerb::Ping, m_rank, seq, {}});
           for (const auto a : addresses_of(p)) {
             send_to(fd, ping, endpoint(a, p.port));
           }
@@ -327,23 +422,22 @@ RollCall::Outcome RollCall::call(double wait_s, double recent_s) const {
       }
       next_round = Clock::now() + std::chrono::milliseconds(250);
     }
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_round, deadline) - Clock::now());
-    const auto text = receive(fd, static_cast<int>(std::max<std::int64_t>(ms.count(), 1)));
-    const auto d = text ? parse(*text) : std::nullopt;
-    if (!d || d->verb != "HERE" || d->nonce != nonce) {
-      continue;
-    }
-    std::istringstream rest(d->rest);
-    Answer a;
-    if (rest >> a.rank >> a.resumed_s_ago && a.rank >= 0 && a.rank < static_cast<int>(m_peers.size())) {
+    const auto m = await_answer(fd, key, RollVerb::Here, asked, std::min(next_round, deadline));
+    std::istringstream rest(m ? m->body : std::string{});
+    Answer a{m ? m->sender : -1, {}, -1};
+    if (m && rest >> a.resumed_s_ago && a.rank < static_cast<int>(peers.size())) {
       std::getline(rest >> std::ws, a.activity);
       answers.emplace(a.rank, a);
     }
   }
   ::close(fd);
+  return outcome(peers, answers, recent_s);
+}
+
+RollCall::Outcome RollCall::outcome(const std::vector<Peer>& peers, const std::map<int, Answer>& answers,
+                                    double recent_s) {
   Outcome out;
-  for (const auto& p : m_peers) {
+  for (const auto& p : peers) {
     const auto a = answers.find(p.rank);
     if (a == answers.end()) {
       out.silent.push_back(p.rank);
@@ -359,17 +453,20 @@ RollCall::Outcome RollCall::call(double wait_s, double recent_s) const {
 }
 
 bool RollCall::notify(int rank, const std::string& payload, double wait_s) const {
-  if (rank < 0 || rank >= static_cast<int>(m_peers.size()) || payload.size() > kMaxPayload) {
+  const auto [key, peers] = snapshot();
+  if (rank < 0 || rank >= static_cast<int>(peers.size()) || payload.size() > kMaxPayload) {
     return false;
   }
-  const Peer& peer = m_peers[static_cast<std::size_t>(rank)];
+  const Peer& peer = peers[static_cast<std::size_t>(rank)];
   const int fd = udp_socket();
-  const std::uint64_t nonce = new_nonce();
-  const std::string note = fmt::format("{} NOTE {}\n{}", kMagic, nonce, payload);
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
+  std::set<std::uint64_t> asked;
+  const Clock::time_point deadline = Clock::now() + seconds(wait_s);
   bool done = false;
   while (!done && Clock::now() < deadline) {
+    // Each try is a new datagram (a new SEQ): the receiver refuses one it has seen.
+    const std::uint64_t seq = next_seq();
+    asked.insert(seq);
+    const std::string note = seal(key, {RollVerb::Note, m_rank, seq, payload});
     for (const auto a : addresses_of(peer)) {
       send_to(fd, note, endpoint(a, peer.port));
     }
@@ -377,10 +474,7 @@ bool RollCall::notify(int rank, const std::string& payload, double wait_s) const
     const Clock::time_point round_end =
         std::min<Clock::time_point>(deadline, Clock::now() + std::chrono::milliseconds(500));
     while (!done && Clock::now() < round_end) {
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(round_end - Clock::now());
-      const auto text = receive(fd, static_cast<int>(std::max<std::int64_t>(ms.count(), 1)));
-      const auto d = text ? parse(*text) : std::nullopt;
-      done = d && d->verb == "DONE" && d->nonce == nonce;
+      done = await_answer(fd, key, RollVerb::Done, asked, round_end).has_value();
     }
   }
   ::close(fd);
