@@ -77,9 +77,11 @@ def parse_perftest(output):
     return rows
 
 
-def perftest_step(program, size, iters, port):
+def perftest_step(program, size, iters, port, pin=False):
+    """PIN: server on the guest's CPU 0, client on CPU 1 (see PIN_SERVER)."""
     server = f"{program} {PERFTEST_FLAGS} -p {port} -s {size} -n {iters}"
-    return rdma_vm.Step(f"{program}-{size}", f"server_client {port} '{server}' '{server} 127.0.0.1'",
+    first, second = (PIN_SERVER, PIN_CLIENT) if pin else ("", "")
+    return rdma_vm.Step(f"{program}-{size}", f"server_client {port} '{first}{server}' '{second}{server} 127.0.0.1'",
                         STEP_TIMEOUT_S)
 
 
@@ -215,6 +217,11 @@ MIB = float(1 << 20)
 PAIRED_SIZES = [65536, 1048576]  # ours: -b 64K -e 1M -f 16
 PAIRED_LAT_SIZES = [16, 4096]  # ours: -b 16 -e 4K -f 256
 PAIRED_LAT_ITERS = 500
+# The paired latency runs, ours and perftest alike, put the two sides on the guest's two CPUs, as latency runs are
+# usually pinned: unpinned, two spinning sides sometimes share one vCPU and each round trip waits a scheduler tick
+# (4 ms), for either program, whenever this host is busy.
+PIN_SERVER = "taskset -c 0 "
+PIN_CLIENT = "taskset -c 1 "
 PAIRED_REPS = 3
 PAIRED_BAND = (0.7, 1.4)
 PAIRED_PORT = 18700
@@ -346,10 +353,10 @@ def paired_steps(bw_bin, lat_bin, common):
             steps.append(step)
         lat_sweep = f"{common} -b {PAIRED_LAT_SIZES[0]} -e {PAIRED_LAT_SIZES[-1]} -f 256 -n {PAIRED_LAT_ITERS}"
         steps.append(standalone_step(f"paired-ours-lat-{rep}",
-                                     f"{lat_bin} --server {lat_sweep} --out /tmp/paired-lat-{rep}.json",
-                                     f"{lat_bin} --connect 127.0.0.1 {lat_sweep}", port + 5))
+                                     f"{PIN_SERVER}{lat_bin} --server {lat_sweep} --out /tmp/paired-lat-{rep}.json",
+                                     f"{PIN_CLIENT}{lat_bin} --connect 127.0.0.1 {lat_sweep}", port + 5))
         for i, size in enumerate(PAIRED_LAT_SIZES):
-            step = perftest_step("ib_write_lat", size, PAIRED_LAT_ITERS, port + 6 + i)
+            step = perftest_step("ib_write_lat", size, PAIRED_LAT_ITERS, port + 6 + i, pin=True)
             step.name = f"paired-perftest-lat-{size}-{rep}"
             steps.append(step)
     return steps
