@@ -202,7 +202,7 @@ std::string read_input_file(const std::filesystem::path& path, std::uintmax_t ma
   }
   const FileDescriptor file{fd};
   if (!S_ISREG(st.st_mode)) {
-    throw InputError(name, "", fmt::format("is {}, expected a {} (a regular file)", file_kind(st.st_mode), what));
+    throw InputError(name, "", fmt::format("is {}, not a regular file: expected a {}", file_kind(st.st_mode), what));
   }
   if (fd < 0) {
     throw InputError(name, "", fmt::format("cannot read: {}", std::strerror(errno)));
