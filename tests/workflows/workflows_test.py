@@ -7,6 +7,7 @@ through mpirun on host memory.
   workflows_test.py ... accept-bad-input   unknown profile, bad --np: exit 2, one line, nothing left
   workflows_test.py ... regression         store, unknown baseline, a really slower candidate, a
                                            baseline missing a bench
+  workflows_test.py ... regression-incomplete  a candidate missing sizes: exit 1; no row in common: exit 2
 
 Each test works in a fresh temporary directory. Failures raise AssertionError (exit 1); exit 77 means
 skipped (what the test needs is missing here, and it says what).
@@ -274,7 +275,7 @@ def regression(env, args):
         totals = verdict_counts(done.stdout)
         assert done.returncode == 1, f"exit {done.returncode}, expected 1 ({totals})"
         assert totals["SLOWER"] > 0, f"no SLOWER row: {totals}"
-        assert re.search(r"^verdict: REGRESSION \(\d+ SLOWER, \d+ FAILED rows\); exit 1$", done.stdout, re.M)
+        assert re.search(r"^verdict: REGRESSION \(\d+ SLOWER, \d+ FAILED, \d+ MISSING rows\); exit 1$", done.stdout, re.M)
         rows = sum(totals.values())
         assert "SLOWER" in done.stdout.split("== regression:")[0], "no verdict table with SLOWER rows was printed"
 
@@ -295,6 +296,33 @@ def regression(env, args):
               f"a bench missing from the baseline reported")
 
 
+def regression_incomplete(env, args):
+    """A candidate that stopped after 2 of 4 sizes is a regression (exit 1, its rows MISSING); one that shares
+    no row with the baseline gives no verdict (exit 2); either way never "no regression"."""
+    with tempfile.TemporaryDirectory(prefix="ccbench-regression-") as tmp:
+        store = pathlib.Path(tmp) / "store"
+        common = ["--store", store, "--np", "2", *env.tools()]
+        outcomes = []
+        for label, sizes in (("full", "-b 1K -e 512K"), ("stopped", "-b 1K -e 8K"), ("other", "-b 2M -e 2M")):
+            folder = pathlib.Path(tmp) / label
+            folder.mkdir()
+            (folder / "mini.suite").write_text(f"allreduce_bench --backend mpi {sizes} -f 8 -n 10 --samples\n")
+            baseline = [] if label == "full" else ["--baseline", "full"]
+            done, _ = env.run([REGRESSION, "--suite", folder / "mini.suite", "--label", label, *baseline, *common],
+                              tmp)
+            verdict = [line for line in done.stdout.splitlines() if line.startswith("verdict:")]
+            outcomes.append((label, done.returncode, verdict[-1] if verdict else ""))
+        print(outcomes)
+        assert outcomes[0][1] == 0, outcomes[0]
+        label, rc, verdict = outcomes[1]
+        assert rc == 1 and re.search(r"REGRESSION \(\d+ SLOWER, \d+ FAILED, 4 MISSING rows\); exit 1", verdict), \
+            f"{label}: exit {rc}, {verdict!r}"
+        label, rc, verdict = outcomes[2]
+        assert rc == 2 and "NO VERDICT" in verdict, f"{label}: exit {rc}, {verdict!r}"
+        print(f"PASS: a candidate with 2 of 4 sizes: exit 1, {outcomes[1][2]}; no row in common: exit 2, "
+              f"{outcomes[2][2]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin-dir", required=True)
@@ -302,13 +330,14 @@ def main():
     parser.add_argument("--topo", default="", help="ccbench-topo (absent: the scripts say it is not built)")
     parser.add_argument("--schema", required=True)
     parser.add_argument("--mpirun", default="mpirun")
-    parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression"])
+    parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression",
+                                         "regression-incomplete"])
     args = parser.parse_args()
     if not shutil.which(args.mpirun):
         print(f"SKIPPED: {args.mpirun} not found")
         return SKIP
     handler = {"accept-pass": accept_pass, "accept-fail": accept_fail, "accept-bad-input": accept_bad_input,
-               "regression": regression}[args.what]
+               "regression": regression, "regression-incomplete": regression_incomplete}[args.what]
     return handler(Env(args), args) or 0
 
 
