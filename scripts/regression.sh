@@ -152,7 +152,7 @@ if [ -z "$np" ]; then
   np=$([ "$gpus" -gt 0 ] && echo "$gpus" || echo 2)
 fi
 
-mkdir -p -- "$store"
+make_out_dir --store "$store"
 store=$(cd "$store" && pwd)
 # The run is written into a hidden directory and renamed to STORE/LABEL once every bench has run, so
 # an interrupted or rejected run never leaves a label that looks complete.

@@ -8,6 +8,7 @@ through mpirun on host memory.
   workflows_test.py ... regression         store, unknown baseline, a really slower candidate, a
                                            baseline missing a bench
   workflows_test.py ... regression-incomplete  a candidate missing sizes: exit 1; no row in common: exit 2
+  workflows_test.py ... out-dirs           --out / --store that are devices, pipes, symlinks, files: exit 2
 
 Each test works in a fresh temporary directory. Failures raise AssertionError (exit 1); exit 77 means
 skipped (what the test needs is missing here, and it says what).
@@ -296,6 +297,33 @@ def regression(env, args):
               f"a bench missing from the baseline reported")
 
 
+def out_dirs(env, args):
+    """The folders the scripts write into (accept-node.sh --out, regression.sh --store): a device node, a pipe,
+    a symlink, a file or a read-only place is refused up front, one line, exit 2, the node left as it was."""
+    import stat
+    with tempfile.TemporaryDirectory(prefix="ccbench-outdirs-") as tmp:
+        t = pathlib.Path(tmp)
+        os.mknod(t / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the null device, in our own folder
+        os.mkfifo(t / "pipe")
+        (t / "file").write_text("kept\n")
+        (t / "real").mkdir()
+        os.symlink("real", t / "link")
+        cases = [("null", "is character special file, not a folder"), ("pipe", "is fifo, not a folder"),
+                 ("file", "is regular file, not a folder"), ("link", "is a symbolic link"),
+                 ("file/sub", "cannot create it")]
+        for script, flag, extra in ((ACCEPT, "--out", ["--profile", "mpi-host-smoke"]),
+                                    (REGRESSION, "--store", ["--suite", "smoke", "--label", "x"])):
+            for name, says in cases:
+                done, _ = env.run([script, flag, t / name, *env.tools(), *extra], tmp, timeout=60)
+                lines = done.stderr.splitlines()
+                assert done.returncode == 2, f"{script.name} {flag} {name}: exit {done.returncode}: {lines}"
+                assert len(lines) == 1 and says in lines[0], f"{script.name} {flag} {name}: {lines}"
+                print(f"ok   {script.name} {flag} {name}: exit 2: {lines[0]}")
+        assert stat.S_ISCHR((t / "null").lstat().st_mode) and stat.S_ISFIFO((t / "pipe").lstat().st_mode)
+        assert (t / "file").read_text() == "kept\n" and not list((t / "real").iterdir())
+        print("PASS: every folder that is not one refused by accept-node.sh --out and regression.sh --store")
+
+
 def regression_incomplete(env, args):
     """A candidate that stopped after 2 of 4 sizes is a regression (exit 1, its rows MISSING); one that shares
     no row with the baseline gives no verdict (exit 2); either way never "no regression"."""
@@ -331,13 +359,14 @@ def main():
     parser.add_argument("--schema", required=True)
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression",
-                                         "regression-incomplete"])
+                                         "regression-incomplete", "out-dirs"])
     args = parser.parse_args()
     if not shutil.which(args.mpirun):
         print(f"SKIPPED: {args.mpirun} not found")
         return SKIP
     handler = {"accept-pass": accept_pass, "accept-fail": accept_fail, "accept-bad-input": accept_bad_input,
-               "regression": regression, "regression-incomplete": regression_incomplete}[args.what]
+               "regression": regression, "regression-incomplete": regression_incomplete,
+               "out-dirs": out_dirs}[args.what]
     return handler(Env(args), args) or 0
 
 
