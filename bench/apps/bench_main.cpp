@@ -126,7 +126,8 @@ std::optional<OutputClaim> claim_result_path(const CollectiveInfo& coll, const s
   std::error_code ec;
   std::filesystem::create_directories("results", ec);
   if (ec) {
-    throw UsageError(fmt::format("cannot create the folder results/ for the result file: {} (give --out)", ec.message()));
+    throw UsageError(
+        fmt::format("cannot create the folder results/ for the result file: {} (give --out)", ec.message()));
   }
   return OutputClaim::default_path(fmt::format("results/{}-{}-{}", coll.bench, local_hostname(), utc_now_compact()));
 }

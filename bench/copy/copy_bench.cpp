@@ -230,7 +230,8 @@ OutputClaim default_claim() {
   std::error_code ec;
   std::filesystem::create_directories("results", ec);
   if (ec) {
-    throw UsageError(fmt::format("cannot create the folder results/ for the result file: {} (give --out)", ec.message()));
+    throw UsageError(
+        fmt::format("cannot create the folder results/ for the result file: {} (give --out)", ec.message()));
   }
   return OutputClaim::default_path(fmt::format("results/copy_bench-{}-{}", local_hostname(), utc_now_compact()));
 }
@@ -272,6 +273,7 @@ int run(int argc, char** argv) {
   const std::string path = claim.path().string();
   std::vector<char*> kept;  // the argv we record: as given, Google Benchmark's flags included
   std::vector<std::string> copy = original;
+  kept.reserve(copy.size());
   for (auto& a : copy) {
     kept.push_back(a.data());
   }

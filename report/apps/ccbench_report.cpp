@@ -116,9 +116,10 @@ int run_compare(const Options& o) {
   const auto comparison = report::compare_runs(base, cand, options);
   emit(report::render_comparison(comparison, options, format, use_colour(o, format)), "");
   if (comparison.rows.empty()) {
-    throw UsageError(fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
-                                 "size, placement); nothing compared",
-                                 o.files.at(0), o.files.at(1)));
+    throw UsageError(
+        fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
+                    "size, placement); nothing compared",
+                    o.files.at(0), o.files.at(1)));
   }
   return comparison.any_regression() || comparison.any_missing() ? ccbench::kExitFailure : ccbench::kExitOk;
 }

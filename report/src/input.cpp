@@ -13,9 +13,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "ccbench/config.hpp"  // format_bytes
 #include "ccbench/report/rows.hpp"
 #include "ccbench/report/text.hpp"
-#include "ccbench/config.hpp"  // format_bytes
 #include "ccbench/result_json.hpp"
 #include "json_schema.hpp"
 #include "schema_json.hpp"

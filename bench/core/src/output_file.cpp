@@ -55,9 +55,10 @@ void refuse_non_regular(const std::filesystem::path& path, std::string_view flag
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode)) {
-      throw UsageError(fmt::format("{} {}: is {}; only a regular file is written (a new one, or one replacing "
-                                   "a regular file)",
-                                   flag, path.string(), kind_of(st.st_mode)));
+      throw UsageError(
+          fmt::format("{} {}: is {}; only a regular file is written (a new one, or one replacing "
+                      "a regular file)",
+                      flag, path.string(), kind_of(st.st_mode)));
     }
   } else if (errno != ENOENT) {
     throw UsageError(fmt::format("{} {}: cannot use it: {}", flag, path.string(), std::strerror(errno)));
@@ -71,9 +72,9 @@ void check_folder(const std::filesystem::path& path, std::string_view flag) {
   const auto dir = folder_of(path);
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
-    throw UsageError(fmt::format("{} {}: its folder {} {}", flag, path.string(), dir.string(),
-                                 errno == ENOENT ? std::string{"does not exist"}
-                                                 : fmt::format("cannot be used: {}", std::strerror(errno))));
+    throw UsageError(fmt::format(
+        "{} {}: its folder {} {}", flag, path.string(), dir.string(),
+        errno == ENOENT ? std::string{"does not exist"} : fmt::format("cannot be used: {}", std::strerror(errno))));
   }
   if (!S_ISDIR(st.st_mode)) {
     throw UsageError(fmt::format("{} {}: its folder {} is not a folder", flag, path.string(), dir.string()));
@@ -177,8 +178,8 @@ OutputClaim OutputClaim::explicit_path(const std::filesystem::path& path, std::s
   std::string holder;
   const int fd = try_lock(path, flag, holder);
   if (fd < 0) {
-    throw UsageError(fmt::format("{} {}: another run ({}) is writing it now; give another path", flag,
-                                 path.string(), holder));
+    throw UsageError(
+        fmt::format("{} {}: another run ({}) is writing it now; give another path", flag, path.string(), holder));
   }
   OutputClaim claim(path, fd);
   remove_stale_temps(path);
