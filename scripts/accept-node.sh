@@ -201,7 +201,8 @@ if [ -d "$out" ] && [ -n "$(ls -A -- "$out")" ]; then
   die "--out $out already holds files: give a new directory"
 fi
 created_out=""
-[ -d "$out" ] || created_out=$out
+[ -e "$out" ] || [ -L "$out" ] || created_out=$out
+make_out_dir --out "$out"
 mkdir -p -- "$out/logs"
 out=$(cd "$out" && pwd)
 

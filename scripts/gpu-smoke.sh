@@ -10,9 +10,12 @@
 # Usage: scripts/gpu-smoke.sh [OUT_DIR]   (default gpu-smoke-<UTC>); exit 0 only when everything passed.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
+# shellcheck source=SCRIPTDIR/lib/workflow.sh
+source "$(dirname "$0")/lib/workflow.sh"  # die, make_out_dir
+readonly prog=gpu-smoke.sh
 
 out=${1:-gpu-smoke-$(date -u +%Y%m%dT%H%M%SZ)}
-mkdir -p "$out"
+make_out_dir OUT_DIR "$out"
 out=$(cd "$out" && pwd)
 dir="$CCBENCH_BUILD-gpu"
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L | grep -q "GPU 0"; then

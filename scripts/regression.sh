@@ -3,8 +3,9 @@
 # them bench by bench with a stored baseline label through ccbench-report compare.
 #   regression.sh --suite smoke --label before-upgrade
 #   regression.sh --suite smoke --label after-upgrade --baseline before-upgrade
-# Exit: 0 no SLOWER or FAILED row (or nothing to compare: stored only); 1 a SLOWER or FAILED row, or
-# a bench that failed; 2 bad input (one line); 3 a bench timed out.
+# Exit: 0 no SLOWER, FAILED or MISSING row (or nothing to compare: stored only); 1 a SLOWER or FAILED
+# row, a row of the baseline MISSING from the candidate, or a bench that failed; 2 bad input (one line),
+# or no verdict (compare found no row in common); 3 a bench timed out. The exit code is the verdict.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 # shellcheck source=SCRIPTDIR/lib/workflow.sh
@@ -36,7 +37,7 @@ options:
   --timeout S           passed to every bench: seconds without progress before it gives up
   -h, --help            this text
 
-exit: 0 no regression, 1 SLOWER or FAILED rows, 2 bad input, 3 a bench timed out
+exit: 0 no regression, 1 SLOWER, FAILED or MISSING rows, 2 bad input or no verdict, 3 a bench timed out
 EOF
 }
 
@@ -151,7 +152,7 @@ if [ -z "$np" ]; then
   np=$([ "$gpus" -gt 0 ] && echo "$gpus" || echo 2)
 fi
 
-mkdir -p -- "$store"
+make_out_dir --store "$store"
 store=$(cd "$store" && pwd)
 # The run is written into a hidden directory and renamed to STORE/LABEL once every bench has run, so
 # an interrupted or rejected run never leaves a label that looks complete.
@@ -210,7 +211,7 @@ base_dir=$store/$baseline
 cand_dir=$store/$label
 summary=()
 missing=()
-total_slower=0 total_failed=0 compare_error=0 compared=0
+total_slower=0 total_failed=0 total_missing=0 compare_error=0 compared=0 compare_regressed=0
 for e in "${entries[@]}"; do
   name=${e%%|*}
   if [ ! -f "$base_dir/$name.json" ]; then
@@ -238,12 +239,15 @@ for e in "${entries[@]}"; do
       compared=$((compared + 1))
       slower=$(sed -nE 's/.* ([0-9]+) SLOWER.*/\1/p' <<<"$counts")
       nfailed=$(sed -nE 's/.* ([0-9]+) FAILED.*/\1/p' <<<"$counts")
+      nmissing=$(sed -nE 's/.* ([0-9]+) MISSING.*/\1/p' <<<"$counts")
       total_slower=$((total_slower + ${slower:-0}))
       total_failed=$((total_failed + ${nfailed:-0}))
+      total_missing=$((total_missing + ${nmissing:-0}))
+      [ "$rc" = 0 ] || compare_regressed=1  # compare's exit code decides, whatever the counts say
       summary+=("$(printf '%-24s %s' "$name" "${counts:-exit $rc}")") ;;
     *)
       compare_error=1
-      summary+=("$(printf '%-24s ERROR: ccbench-report compare exit %s (above)' "$name" "$rc")") ;;
+      summary+=("$(printf '%-24s NO VERDICT: ccbench-report compare exit %s (above)' "$name" "$rc")") ;;
   esac
 done
 extra=$(comm -13 <(for e in "${entries[@]}"; do echo "${e%%|*}.json"; done | sort) \
@@ -262,9 +266,10 @@ if [ ${#timed_out[@]} -gt 0 ]; then
 elif [ "$compared" = 0 ] && [ ${#missing[@]} -gt 0 ]; then
   verdict="NO VERDICT (baseline $baseline holds none of the benches of suite $suite_name)" status=2
 elif [ "$compare_error" = 1 ]; then
-  verdict="NO VERDICT (ccbench-report compare rejected its input, above)" status=2
-elif [ $((total_slower + total_failed)) -gt 0 ] || [ ${#failed[@]} -gt 0 ]; then
-  verdict="REGRESSION ($total_slower SLOWER, $total_failed FAILED rows)" status=1
+  verdict="NO VERDICT (ccbench-report compare found no row in common or rejected its input, above)" status=2
+elif [ $((total_slower + total_failed + total_missing)) -gt 0 ] || [ "$compare_regressed" = 1 ] ||
+  [ ${#failed[@]} -gt 0 ]; then
+  verdict="REGRESSION ($total_slower SLOWER, $total_failed FAILED, $total_missing MISSING rows)" status=1
 elif [ ${#missing[@]} -gt 0 ]; then
   verdict="no regression in the $compared benches compared; ${#missing[@]} not compared (missing in $baseline)" status=0
 else

@@ -17,6 +17,7 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"
+#include "ccbench/output_file.hpp"
 #include "ccbench/pairing.hpp"
 #include "ccbench/tcp_pair.hpp"
 #include "ccbench/version.hpp"
@@ -113,9 +114,22 @@ void stop_here_if_asked(std::string_view point, int rank) {
   }
 }
 
-std::string default_result_path(const CollectiveInfo& coll, const std::string& host) {
-  std::filesystem::create_directories("results");
-  return fmt::format("results/{}-{}-{}.json", coll.bench, host, utc_now_compact());
+/// World rank 0's hold on the result file (--out, or results/<bench>-<host>-<UTC>.json, suffixed
+/// when a run of the same second has that name), taken before set-up; none for --out - (stdout).
+std::optional<OutputClaim> claim_result_path(const CollectiveInfo& coll, const std::string& out_path) {
+  if (out_path == "-") {
+    return std::nullopt;
+  }
+  if (!out_path.empty()) {
+    return OutputClaim::explicit_path(out_path, "--out");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories("results", ec);
+  if (ec) {
+    throw UsageError(
+        fmt::format("cannot create the folder results/ for the result file: {} (give --out)", ec.message()));
+  }
+  return OutputClaim::default_path(fmt::format("results/{}-{}-{}", coll.bench, local_hostname(), utc_now_compact()));
 }
 
 Membership join_group(const RunConfig& config, BackendChoice choice, const GpuProbe& gpus, MpiGroup& world,
@@ -223,6 +237,14 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   }
   SessionInputs in;
   in.config = std::get<RunConfig>(std::move(parsed));
+  std::optional<OutputClaim> claim;  // held until the run ends; the kernel lets go if it dies
+  in.result_path = agreed(world, coll.bench, [&] {
+    if (world.rank() != 0) {
+      return in.config.out_path;
+    }
+    claim = claim_result_path(coll, in.config.out_path);
+    return claim ? claim->path().string() : in.config.out_path;
+  });
   HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s, launch.end_job);
   guard.begin("set-up: learning which ranks share a host");
   stop_here_if_asked("setup", world.rank());
@@ -301,12 +323,6 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   if (world.rank() == 0) {
     warn_unbound(in.binding, coll.bench);
   }
-  in.result_path = agreed(world, coll.bench, [&] {
-    if (!in.config.out_path.empty() || world.rank() != 0) {
-      return in.config.out_path;
-    }
-    return default_result_path(coll, layout.hosts.front().hostname);
-  });
   guard.idle("set-up");
   const RunConfig config = in.config;
   Session session(std::move(in), world, std::move(member), guard,

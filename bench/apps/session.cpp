@@ -10,6 +10,7 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/host_memory.hpp"
+#include "ccbench/output_file.hpp"
 #include "ccbench/result_json.hpp"
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology_json.hpp"

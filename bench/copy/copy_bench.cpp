@@ -25,6 +25,7 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/kernels.hpp"
+#include "ccbench/output_file.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/result_json.hpp"
 #include "ccbench/statistics.hpp"
@@ -224,6 +225,17 @@ ResultDocument start_document(int argc, char** argv, const Options& o, const top
   return doc;
 }
 
+/// results/copy_bench-<host>-<UTC>.json, suffixed when a run of the same second has that name.
+OutputClaim default_claim() {
+  std::error_code ec;
+  std::filesystem::create_directories("results", ec);
+  if (ec) {
+    throw UsageError(
+        fmt::format("cannot create the folder results/ for the result file: {} (give --out)", ec.message()));
+  }
+  return OutputClaim::default_path(fmt::format("results/copy_bench-{}-{}", local_hostname(), utc_now_compact()));
+}
+
 int run(int argc, char** argv) {
   const std::vector<std::string> original(argv, argv + argc);  // before Google Benchmark edits argv
   for (const auto& a : original) {
@@ -241,6 +253,8 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   std::vector<std::uint64_t> sizes = checked_sizes(o);
+  // Held until the run ends (the kernel lets go if it dies); checked before any device is touched.
+  const OutputClaim claim = o.out_path.empty() ? default_claim() : OutputClaim::explicit_path(o.out_path, "--out");
   const int visible = visible_devices();
   if (visible == 0) {
     throw UsageError("no CUDA device here (" + no_device_reason() + "); copy_bench measures GPU copies");
@@ -256,13 +270,10 @@ int run(int argc, char** argv) {
   }
   register_benchmarks(plan.paths, peaks, plan.sizes, plan.check, o.min_time_s, samples);
 
-  std::string path = o.out_path;
-  if (path.empty()) {
-    std::filesystem::create_directories("results");
-    path = fmt::format("results/copy_bench-{}-{}.json", local_hostname(), utc_now_compact());
-  }
+  const std::string path = claim.path().string();
   std::vector<char*> kept;  // the argv we record: as given, Google Benchmark's flags included
   std::vector<std::string> copy = original;
+  kept.reserve(copy.size());
   for (auto& a : copy) {
     kept.push_back(a.data());
   }

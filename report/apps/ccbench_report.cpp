@@ -1,5 +1,6 @@
 // ccbench-report: result files in; tables, regression verdicts, acceptance verdicts and a web page
-// out (DESIGN §1). Exit codes: 0 fine, 1 a regression or a failed check, 2 bad input.
+// out (DESIGN §1). Exit codes: 0 fine, 1 a regression (a row SLOWER, FAILED, or missing from the
+// candidate) or a failed check, 2 bad input (compare: also no row in common).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,14 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "ccbench/config.hpp"  // parse_bytes
 #include "ccbench/errors.hpp"
+#include "ccbench/output_file.hpp"
 #include "ccbench/report/accept.hpp"
 #include "ccbench/report/compare.hpp"
 #include "ccbench/report/html.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/table.hpp"
 #include "ccbench/report/text.hpp"
-#include "ccbench/result_json.hpp"
 #include "ccbench/version.hpp"
 
 namespace {
@@ -40,7 +42,18 @@ struct Options {
   // html
   std::string out;
   std::string title = "ccbench report";
+  // every subcommand
+  std::string max_file_size = "256M";
 };
+
+/// --max-file-size: the most bytes read from one input file (its form as -b/-e: 256M, 1G).
+std::uintmax_t max_file_bytes(const Options& o) {
+  const auto bytes = ccbench::parse_bytes(o.max_file_size);
+  if (!bytes || *bytes == 0) {
+    throw UsageError(fmt::format("--max-file-size {}: expected a size like 256M or 2G", o.max_file_size));
+  }
+  return *bytes;
+}
 
 report::Format format_of(const Options& o) {
   const auto f = report::parse_format(o.format);
@@ -86,7 +99,7 @@ void emit(const std::string& text, const std::string& path) {
 
 int run_table(const Options& o) {
   const auto format = format_of(o);
-  const auto runs = report::read_result_files(o.files);
+  const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   emit(report::render_tables(runs, format, use_colour(o, format)), "");
   return ccbench::kExitOk;
 }
@@ -98,17 +111,26 @@ int run_compare(const Options& o) {
   options.min_samples = o.min_samples;
   options.label_a = o.label_a;
   options.label_b = o.label_b;
-  const auto base = report::read_result_files({o.files.at(0)});
-  const auto cand = report::read_result_files({o.files.at(1)});
+  const auto base = report::read_result_files({o.files.at(0)}, max_file_bytes(o));
+  const auto cand = report::read_result_files({o.files.at(1)}, max_file_bytes(o));
   const auto comparison = report::compare_runs(base, cand, options);
   emit(report::render_comparison(comparison, options, format, use_colour(o, format)), "");
-  return comparison.any_regression() ? ccbench::kExitFailure : ccbench::kExitOk;
+  if (comparison.rows.empty()) {
+    throw UsageError(
+        fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
+                    "size, placement); nothing compared",
+                    o.files.at(0), o.files.at(1)));
+  }
+  return comparison.any_regression() || comparison.any_missing() ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 
 int run_accept(const Options& o) {
   const auto format = format_of(o);
+  if (!o.junit.empty() && o.junit != "-") {
+    ccbench::check_output_path(o.junit, "--junit");
+  }
   const auto profile = report::load_profile(o.profile);
-  const auto runs = report::read_result_files(o.files);
+  const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   const auto outcomes = report::evaluate(profile, runs);
   emit(report::render_accept(profile, outcomes, format, use_colour(o, format)), "");
   if (!o.junit.empty()) {
@@ -120,7 +142,10 @@ int run_accept(const Options& o) {
 }
 
 int run_html(const Options& o) {
-  const auto runs = report::read_result_files(o.files);
+  if (o.out != "-") {
+    ccbench::check_output_path(o.out, "-o");
+  }
+  const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   report::HtmlOptions options;
   options.title = o.title;
   emit(report::render_html(runs, options), o.out);
@@ -128,6 +153,11 @@ int run_html(const Options& o) {
     std::fprintf(stderr, "ccbench-report: wrote %s\n", o.out.c_str());
   }
   return ccbench::kExitOk;
+}
+
+void add_max_file_size(CLI::App* sub, Options& o) {
+  sub->add_option("--max-file-size", o.max_file_size, "refuse an input file larger than this (like 256M, 2G)")
+      ->capture_default_str();
 }
 
 void add_format(CLI::App* sub, Options& o) {
@@ -147,10 +177,11 @@ int run_cli(int argc, char** argv) {
   auto* table = app.add_subcommand("table", "per bench and group: the nccl-tests-like table with median, p95, %peak");
   table->add_option("files", o.files, "result files or directories of them")->required();
   add_format(table, o);
+  add_max_file_size(table, o);
 
   auto* compare = app.add_subcommand("compare",
                                      "regression: per row, the change of busbw and a verdict; exit 1 "
-                                     "when any row is SLOWER or FAILED");
+                                     "when any row is SLOWER, FAILED or MISSING in CAND, 2 when none is in both");
   compare->add_option("files", o.files, "BASE CAND (each a result file or a directory)")->required()->expected(2);
   compare->add_option("--threshold", o.threshold, "a change smaller than this percentage is SAME")
       ->capture_default_str();
@@ -160,17 +191,20 @@ int run_cli(int argc, char** argv) {
   compare->add_option("--label-a", o.label_a, "name of BASE (default: its label or file name)");
   compare->add_option("--label-b", o.label_b, "name of CAND");
   add_format(compare, o);
+  add_max_file_size(compare, o);
 
   auto* accept = app.add_subcommand("accept", "acceptance: the checks of a profile, PASS/FAIL each; exit 1 on a FAIL");
   accept->add_option("files", o.files, "result files or directories of them")->required();
   accept->add_option("--profile", o.profile, "an acceptance profile (profiles/*.json)")->required();
   accept->add_option("--junit", o.junit, "also write JUnit XML to this file");
   add_format(accept, o);
+  add_max_file_size(accept, o);
 
   auto* html = app.add_subcommand("html", "one self-contained web page with tables and plots");
   html->add_option("files", o.files, "result files or directories of them")->required();
   html->add_option("-o,--out", o.out, "the page to write ('-' for stdout)")->required();
   html->add_option("--title", o.title, "the page's title")->capture_default_str();
+  add_max_file_size(html, o);
 
   try {
     app.parse(argc, argv);

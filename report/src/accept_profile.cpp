@@ -376,21 +376,7 @@ void parse_checks(Fields& top, Profile& profile) {
 }
 
 std::string read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    throw InputError(path.string(), "", fmt::format("cannot read the profile: {}", ec.message()));
-  }
-  if (size > kMaxProfileBytes) {
-    throw InputError(path.string(), "",
-                     fmt::format("{} bytes: too large for a profile (at most {})", size, kMaxProfileBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) {
-    throw InputError(path.string(), "", "cannot read the profile");
-  }
-  return text;
+  return read_input_file(path, kMaxProfileBytes, "profile (.json)");
 }
 
 }  // namespace

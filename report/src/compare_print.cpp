@@ -84,10 +84,10 @@ std::string summary_line(const Comparison& c) {
     ++counts[r.verdict];
   }
   return fmt::format(
-      "{} rows compared: {} SAME, {} FASTER, {} SLOWER, {} UNSURE, {} FAILED; {} only in {}, {} only in "
+      "{} rows compared: {} SAME, {} FASTER, {} SLOWER, {} UNSURE, {} FAILED; {} MISSING from {}, {} only in "
       "{}, {} skipped on both sides",
       c.rows.size(), counts[Verdict::Same], counts[Verdict::Faster], counts[Verdict::Slower], counts[Verdict::Unsure],
-      counts[Verdict::Failed], c.only_base.size(), printable(c.label_a), c.only_cand.size(), printable(c.label_b),
+      counts[Verdict::Failed], c.only_base.size(), printable(c.label_b), c.only_cand.size(), printable(c.label_b),
       c.skipped.size());
 }
 
@@ -119,7 +119,7 @@ std::string render_text(const Comparison& c, const CompareOptions& o, bool markd
                          markdown ? html_escape(describe(k)) : printable(describe(k)));
     }
   };
-  list(c.only_base, "only in " + printable(c.label_a));
+  list(c.only_base, "MISSING from " + printable(c.label_b) + " (only in " + printable(c.label_a) + ")");
   list(c.only_cand, "only in " + printable(c.label_b));
   out += lead + md(summary_line(c)) + "\n";
   return out;
@@ -181,7 +181,7 @@ std::string render_json(const Comparison& c, const CompareOptions& o) {
                                       {"label_b", c.label_b},
                                       {"threshold", o.threshold},
                                       {"min_samples", o.min_samples},
-                                      {"regression", c.any_regression()},
+                                      {"regression", c.any_regression() || c.any_missing()},
                                       {"rows", rows},
                                       {"only_a", keys(c.only_base)},
                                       {"only_b", keys(c.only_cand)},

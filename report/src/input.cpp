@@ -1,17 +1,19 @@
 #include "ccbench/report/input.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <tuple>
 
+#include "ccbench/config.hpp"  // format_bytes
 #include "ccbench/report/rows.hpp"
 #include "ccbench/report/text.hpp"
 #include "ccbench/result_json.hpp"
@@ -22,8 +24,35 @@ namespace ccbench::report {
 
 namespace {
 
-constexpr int kMaxNesting = 64;                       // deeper documents are not ours
-constexpr std::uintmax_t kMaxFileBytes = 1ULL << 30;  // 1 GiB
+constexpr int kMaxNesting = 64;  // deeper documents are not ours
+
+/// Closes a descriptor (none: -1) when it goes out of scope.
+struct FileDescriptor {
+  int fd = -1;
+  explicit FileDescriptor(int descriptor) : fd(descriptor) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  FileDescriptor(FileDescriptor&&) = delete;
+  FileDescriptor& operator=(FileDescriptor&&) = delete;
+  ~FileDescriptor() {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+};
+
+std::string_view file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) {
+    return "a named pipe";
+  }
+  if (S_ISCHR(mode) || S_ISBLK(mode)) {
+    return "a device";
+  }
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
+  return S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
 
 std::string join_location(const std::string& file, const std::string& pointer, const std::string& message) {
   return pointer.empty() ? fmt::format("{}: {}", file, message) : fmt::format("{}: {}: {}", file, pointer, message);
@@ -160,33 +189,68 @@ LoadedRun read_result_text(std::string_view text, const std::string& name) {
   return run;
 }
 
-LoadedRun read_result_file(const std::filesystem::path& path) {
+std::string read_input_file(const std::filesystem::path& path, std::uintmax_t max_bytes, std::string_view what) {
+  const auto name = path.string();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw InputError(name, "", fmt::format("cannot read: {}", std::strerror(errno)));
+  }
+  // Opened only once it is known to be a regular file, and without blocking should it be swapped meanwhile.
+  const int fd = S_ISREG(st.st_mode) ? ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
+  if (fd >= 0 && ::fstat(fd, &st) != 0) {
+    st.st_mode = 0;
+  }
+  const FileDescriptor file{fd};
+  if (!S_ISREG(st.st_mode)) {
+    throw InputError(name, "", fmt::format("is {}, not a regular file: expected a {}", file_kind(st.st_mode), what));
+  }
+  if (fd < 0) {
+    throw InputError(name, "", fmt::format("cannot read: {}", std::strerror(errno)));
+  }
+  const auto size = static_cast<std::uintmax_t>(st.st_size);
+  if (size > max_bytes) {
+    throw InputError(name, "",
+                     fmt::format("{} bytes: larger than the limit of {} per input file (raise it with --max-file-size)",
+                                 size, format_bytes(max_bytes)));
+  }
+  std::string text(size, '\0');
+  std::size_t done = 0;
+  while (done < text.size()) {  // a file that shrinks as it is read ends early; one that grows is cut
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      throw InputError(name, "", fmt::format("cannot read: {}", std::strerror(errno)));
+    }
+    if (n == 0) {
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  text.resize(done);
+  return text;
+}
+
+LoadedRun read_result_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
   const auto name = path.string();
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(name, "", "is a directory, expected a result file (.json)");
   }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxFileBytes) {
-    throw InputError(name, "", fmt::format("{} bytes: larger than any result document (limit 1 GiB)", size));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InputError(name, "", fmt::format("cannot read: {}", std::strerror(errno)));
-  }
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_input_file(path, max_bytes, "result file (.json)");
   if (text.empty()) {
     throw InputError(name, "", "empty file, expected a ccbench result document");
   }
   return read_result_text(text, name);
 }
 
-std::vector<LoadedRun> read_result_files(const std::vector<std::string>& paths) {
+std::vector<LoadedRun> read_result_files(const std::vector<std::string>& paths, std::uintmax_t max_bytes) {
   std::vector<LoadedRun> runs;
   for (const auto& arg : paths) {
     std::error_code ec;
     if (!std::filesystem::is_directory(arg, ec)) {
-      runs.push_back(read_result_file(arg));
+      runs.push_back(read_result_file(arg, max_bytes));
       continue;
     }
     std::vector<std::filesystem::path> files;
@@ -203,7 +267,7 @@ std::vector<LoadedRun> read_result_files(const std::vector<std::string>& paths) 
     }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
-      runs.push_back(read_result_file(f));
+      runs.push_back(read_result_file(f, max_bytes));
     }
   }
   if (runs.empty()) {

@@ -11,6 +11,22 @@ die() {  # die MESSAGE...: bad input: one line "PROG: MESSAGE" on stderr, exit 2
   exit 2
 }
 
+# make_out_dir FLAG DIR: the folder a script writes its files into: created (with its parents) or one
+# that is there, never a device, a pipe, a symlink or a file; checked writable by writing in it. Dies
+# (exit 2, one line) otherwise, before anything runs.
+make_out_dir() {
+  local flag=$1 dir=$2 probe
+  if [ -L "$dir" ]; then
+    die "$flag $dir: is a symbolic link; give a folder (only regular files are written, in real folders)"
+  fi
+  if [ -e "$dir" ] && [ ! -d "$dir" ]; then
+    die "$flag $dir: is $(stat -c %F -- "$dir"), not a folder"
+  fi
+  mkdir -p -- "$dir" 2>/dev/null || die "$flag $dir: cannot create it (is a parent missing, a file, or read-only?)"
+  probe=$(mktemp -p "$dir" .ccbench-probe.XXXXXX 2>/dev/null) || die "$flag $dir: is not writable"
+  rm -f -- "$probe"
+}
+
 join() {  # join SEPARATOR ITEM...: the items with SEPARATOR between them
   local sep=$1 text=${2-} item
   shift 2 || shift $#

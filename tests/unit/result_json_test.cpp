@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ccbench/output_file.hpp"
 #include "ccbench/statistics.hpp"
 
 namespace ccbench {

@@ -7,6 +7,8 @@ through mpirun on host memory.
   workflows_test.py ... accept-bad-input   unknown profile, bad --np: exit 2, one line, nothing left
   workflows_test.py ... regression         store, unknown baseline, a really slower candidate, a
                                            baseline missing a bench
+  workflows_test.py ... regression-incomplete  a candidate missing sizes: exit 1; no row in common: exit 2
+  workflows_test.py ... out-dirs           --out / --store that are devices, pipes, symlinks, files: exit 2
 
 Each test works in a fresh temporary directory. Failures raise AssertionError (exit 1); exit 77 means
 skipped (what the test needs is missing here, and it says what).
@@ -274,7 +276,7 @@ def regression(env, args):
         totals = verdict_counts(done.stdout)
         assert done.returncode == 1, f"exit {done.returncode}, expected 1 ({totals})"
         assert totals["SLOWER"] > 0, f"no SLOWER row: {totals}"
-        assert re.search(r"^verdict: REGRESSION \(\d+ SLOWER, \d+ FAILED rows\); exit 1$", done.stdout, re.M)
+        assert re.search(r"^verdict: REGRESSION \(\d+ SLOWER, \d+ FAILED, \d+ MISSING rows\); exit 1$", done.stdout, re.M)
         rows = sum(totals.values())
         assert "SLOWER" in done.stdout.split("== regression:")[0], "no verdict table with SLOWER rows was printed"
 
@@ -295,6 +297,62 @@ def regression(env, args):
               f"a bench missing from the baseline reported")
 
 
+def out_dirs(env, args):
+    """The folders the scripts write into (accept-node.sh --out, regression.sh --store): a device node, a pipe,
+    a symlink, a file or a read-only place is refused up front, one line, exit 2, the node left as it was."""
+    import stat
+    with tempfile.TemporaryDirectory(prefix="ccbench-outdirs-") as tmp:
+        t = pathlib.Path(tmp)
+        os.mknod(t / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the null device, in our own folder
+        os.mkfifo(t / "pipe")
+        (t / "file").write_text("kept\n")
+        (t / "real").mkdir()
+        os.symlink("real", t / "link")
+        cases = [("null", "is character special file, not a folder"), ("pipe", "is fifo, not a folder"),
+                 ("file", "is regular file, not a folder"), ("link", "is a symbolic link"),
+                 ("file/sub", "cannot create it")]
+        for script, flag, extra in ((ACCEPT, "--out", ["--profile", "mpi-host-smoke"]),
+                                    (REGRESSION, "--store", ["--suite", "smoke", "--label", "x"])):
+            for name, says in cases:
+                done, _ = env.run([script, flag, t / name, *env.tools(), *extra], tmp, timeout=60)
+                lines = done.stderr.splitlines()
+                assert done.returncode == 2, f"{script.name} {flag} {name}: exit {done.returncode}: {lines}"
+                assert len(lines) == 1 and says in lines[0], f"{script.name} {flag} {name}: {lines}"
+                print(f"ok   {script.name} {flag} {name}: exit 2: {lines[0]}")
+        assert stat.S_ISCHR((t / "null").lstat().st_mode) and stat.S_ISFIFO((t / "pipe").lstat().st_mode)
+        assert (t / "file").read_text() == "kept\n" and not list((t / "real").iterdir())
+        print("PASS: every folder that is not one refused by accept-node.sh --out and regression.sh --store")
+
+
+def regression_incomplete(env, args):
+    """A candidate that stopped after 2 of 4 sizes is a regression (exit 1, its rows MISSING); one that shares
+    no row with the baseline gives no verdict (exit 2); either way never "no regression"."""
+    with tempfile.TemporaryDirectory(prefix="ccbench-regression-") as tmp:
+        store = pathlib.Path(tmp) / "store"
+        # --threshold 95: noise between two runs on a shared machine never makes a row SLOWER here, so
+        # only the missing rows can make the verdict.
+        common = ["--store", store, "--np", "2", "--threshold", "95", *env.tools()]
+        outcomes = []
+        for label, sizes in (("full", "-b 1K -e 512K"), ("stopped", "-b 1K -e 8K"), ("other", "-b 2M -e 2M")):
+            folder = pathlib.Path(tmp) / label
+            folder.mkdir()
+            (folder / "mini.suite").write_text(f"allreduce_bench --backend mpi {sizes} -f 8 -n 10 --samples\n")
+            baseline = [] if label == "full" else ["--baseline", "full"]
+            done, _ = env.run([REGRESSION, "--suite", folder / "mini.suite", "--label", label, *baseline, *common],
+                              tmp)
+            verdict = [line for line in done.stdout.splitlines() if line.startswith("verdict:")]
+            outcomes.append((label, done.returncode, verdict[-1] if verdict else ""))
+        print(outcomes)
+        assert outcomes[0][1] == 0, outcomes[0]
+        label, rc, verdict = outcomes[1]
+        assert rc == 1 and re.search(r"REGRESSION \(0 SLOWER, 0 FAILED, 4 MISSING rows\); exit 1", verdict), \
+            f"{label}: exit {rc}, {verdict!r}"
+        label, rc, verdict = outcomes[2]
+        assert rc == 2 and "NO VERDICT" in verdict, f"{label}: exit {rc}, {verdict!r}"
+        print(f"PASS: a candidate with 2 of 4 sizes: exit 1, {outcomes[1][2]}; no row in common: exit 2, "
+              f"{outcomes[2][2]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin-dir", required=True)
@@ -302,13 +360,15 @@ def main():
     parser.add_argument("--topo", default="", help="ccbench-topo (absent: the scripts say it is not built)")
     parser.add_argument("--schema", required=True)
     parser.add_argument("--mpirun", default="mpirun")
-    parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression"])
+    parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression",
+                                         "regression-incomplete", "out-dirs"])
     args = parser.parse_args()
     if not shutil.which(args.mpirun):
         print(f"SKIPPED: {args.mpirun} not found")
         return SKIP
     handler = {"accept-pass": accept_pass, "accept-fail": accept_fail, "accept-bad-input": accept_bad_input,
-               "regression": regression}[args.what]
+               "regression": regression, "regression-incomplete": regression_incomplete,
+               "out-dirs": out_dirs}[args.what]
     return handler(Env(args), args) or 0
 
 

@@ -1,11 +1,7 @@
 #include "ccbench/result_json.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
 #include "ccbench/binding.hpp"
@@ -374,35 +370,6 @@ ResultDocument document_from_json(const nlohmann::json& j) {
 
 std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(err)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  const bool closed = ::close(fd) == 0;
-  if (!synced || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot replace {}: {}", path.string(), std::strerror(err)));
-  }
 }
 
 }  // namespace ccbench

@@ -1,5 +1,5 @@
 #pragma once
-// ResultDocument <-> JSON, and the atomic file writer.
+// ResultDocument <-> JSON (the atomic file writer: output_file.hpp).
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -24,9 +24,5 @@ BindingRecord binding_from_json(const nlohmann::json& j);
 
 /// Throws std::runtime_error (nlohmann's exceptions) on documents that do not fit the schema.
 ResultDocument document_from_json(const nlohmann::json& j);
-
-/// Writes `text` to a temporary file beside `path`, flushes it to disk and renames it over
-/// `path`, so a reader (or a crash) only ever sees a whole document. Throws on failure.
-void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace ccbench

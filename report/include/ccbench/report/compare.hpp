@@ -46,10 +46,11 @@ struct Comparison {
   std::string label_b;
   bool against_spec = false;  // some row's peaks differ: its verdict is on busbw / peak
   std::vector<RowComparison> rows;
-  std::vector<RowKey> only_base;
+  std::vector<RowKey> only_base;  // MISSING: the candidate lacks them (it stopped early?)
   std::vector<RowKey> only_cand;
   std::vector<RowKey> skipped;                // skipped on both sides: nothing to compare
   [[nodiscard]] bool any_regression() const;  // any SLOWER or FAILED
+  [[nodiscard]] bool any_missing() const { return !only_base.empty(); }
 };
 
 Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<LoadedRun>& cand,

@@ -2,6 +2,7 @@
 // Reading result documents (DESIGN §5): parse, check against the schema in report/schema,
 // convert to core's ResultDocument. Every problem becomes one InputError line:
 // "FILE: /json/pointer: what was expected"; nothing in here crashes on input (it is fuzzed).
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -29,14 +30,24 @@ struct LoadedRun {
   [[nodiscard]] std::string name() const;
 };
 
+/// The most bytes read from one input file unless --max-file-size raises it: a result document of
+/// 1000 sizes with every raw sample kept is under 100 MiB.
+inline constexpr std::uintmax_t kDefaultMaxFileBytes = std::uintmax_t{256} << 20;
+
+/// The bytes of a regular file (a symlink to one is followed) of at most `max_bytes`. Anything else
+/// (a named pipe, a device, a directory, a socket) or a larger file is refused (InputError) before a
+/// byte is read, and a pipe never blocks. `what` names the file's role in messages ("result file").
+std::string read_input_file(const std::filesystem::path& path, std::uintmax_t max_bytes, std::string_view what);
+
 /// Parses and checks one document. `name` is used in error messages (usually the path).
 LoadedRun read_result_text(std::string_view text, const std::string& name);
 
 /// Reads one file (throws InputError when it cannot be read or is malformed).
-LoadedRun read_result_file(const std::filesystem::path& path);
+LoadedRun read_result_file(const std::filesystem::path& path, std::uintmax_t max_bytes = kDefaultMaxFileBytes);
 
 /// Reads each argument: a file, or a directory whose *.json files are read in name order.
 /// Throws InputError on the first bad file, or when there is no file at all.
-std::vector<LoadedRun> read_result_files(const std::vector<std::string>& paths);
+std::vector<LoadedRun> read_result_files(const std::vector<std::string>& paths,
+                                         std::uintmax_t max_bytes = kDefaultMaxFileBytes);
 
 }  // namespace ccbench::report

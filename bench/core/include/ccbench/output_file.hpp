@@ -1,0 +1,52 @@
+#pragma once
+// The files ccbench writes (result documents, reports, JUnit XML): only ever a regular file, new or
+// replacing a regular file, in a folder that exists and is writable; checked before any work, held
+// against a second writer, and replaced atomically without a temporary file that outlives a killed
+// writer.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace ccbench {
+
+/// Throws UsageError (one line, naming `flag` and the path) when `path` exists and is not a regular
+/// file (a device, a pipe, a socket, a symlink, a directory), or its folder is missing, not a folder,
+/// or not writable (tried by creating a file there, so root and read-only mounts are judged rightly).
+void check_output_path(const std::filesystem::path& path, std::string_view flag);
+
+/// A result path held for one run: an advisory flock on "<path>.lock" beside it, which the kernel
+/// releases when the process ends, so a killed run never blocks the next. While held, temporary
+/// files that a killed writer of the same path left ("<path>.tmp.*") are removed. The lock file is
+/// removed when the claim ends normally; a stale one (a killed run) is taken over.
+class OutputClaim {
+ public:
+  /// An explicit path (--out): refused (UsageError) when it is not a writable regular file path
+  /// (check_output_path) or another live run holds it.
+  static OutputClaim explicit_path(const std::filesystem::path& path, std::string_view flag);
+  /// A default name "<stem>.json": the first of <stem>.json, <stem>-2.json, ... that no file and no
+  /// live run holds, so two runs started in the same second never share a result.
+  static OutputClaim default_path(const std::string& stem);
+
+  OutputClaim(const OutputClaim&) = delete;
+  OutputClaim& operator=(const OutputClaim&) = delete;
+  OutputClaim(OutputClaim&& other) noexcept;
+  OutputClaim& operator=(OutputClaim&& other) noexcept;
+  ~OutputClaim();
+
+  [[nodiscard]] const std::filesystem::path& path() const { return m_path; }
+
+ private:
+  OutputClaim(std::filesystem::path path, int lock_fd) : m_path(std::move(path)), m_lock_fd(lock_fd) {}
+  void release() noexcept;
+
+  std::filesystem::path m_path;
+  int m_lock_fd = -1;
+};
+
+/// Writes `text` to an unnamed file in `path`'s folder (O_TMPFILE; where the filesystem lacks it, a
+/// named "<path>.tmp.<pid>"), flushes it to disk, links it beside `path` and renames it over `path`,
+/// so a reader (or a crash) only ever sees a whole document, and a writer killed while writing leaves
+/// nothing. Refuses (UsageError) a `path` that is there and not a regular file. Throws on failure.
+void write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+}  // namespace ccbench

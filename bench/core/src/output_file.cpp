@@ -1,0 +1,262 @@
+#include "ccbench/output_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "ccbench/errors.hpp"
+
+namespace ccbench {
+
+namespace {
+
+constexpr int kMaxDefaultNames = 1000;  // <stem>.json, <stem>-2.json, ... <stem>-1000.json
+constexpr int kLockAttempts = 100;      // a lock file replaced under us this often is not a race
+
+std::string_view kind_of(mode_t mode) {
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a named pipe";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  if (S_ISLNK(mode)) {
+    return "a symbolic link";
+  }
+  return S_ISDIR(mode) ? "a directory" : "not a regular file";
+}
+
+std::filesystem::path folder_of(const std::filesystem::path& path) {
+  const auto parent = path.parent_path();
+  return parent.empty() ? std::filesystem::path(".") : parent;
+}
+
+std::filesystem::path lock_path_of(const std::filesystem::path& path) { return path.string() + ".lock"; }
+
+std::string temp_prefix_of(const std::filesystem::path& path) { return path.filename().string() + ".tmp."; }
+
+/// Refuses a path that is there and is not a regular file (lstat: a symlink is refused, not followed).
+void refuse_non_regular(const std::filesystem::path& path, std::string_view flag) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      throw UsageError(
+          fmt::format("{} {}: is {}; only a regular file is written (a new one, or one replacing "
+                      "a regular file)",
+                      flag, path.string(), kind_of(st.st_mode)));
+    }
+  } else if (errno != ENOENT) {
+    throw UsageError(fmt::format("{} {}: cannot use it: {}", flag, path.string(), std::strerror(errno)));
+  }
+}
+
+/// Whether the filesystem refused O_TMPFILE itself (then a named temporary file is used).
+bool no_tmpfile_support(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
+
+void check_folder(const std::filesystem::path& path, std::string_view flag) {
+  const auto dir = folder_of(path);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    throw UsageError(fmt::format(
+        "{} {}: its folder {} {}", flag, path.string(), dir.string(),
+        errno == ENOENT ? std::string{"does not exist"} : fmt::format("cannot be used: {}", std::strerror(errno))));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw UsageError(fmt::format("{} {}: its folder {} is not a folder", flag, path.string(), dir.string()));
+  }
+  // Try it: access(2) says yes to root on a read-only folder, and knows nothing of read-only mounts.
+  const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  const int err = errno;
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  if (no_tmpfile_support(err) ? ::access(dir.c_str(), W_OK | X_OK) == 0 : false) {
+    return;
+  }
+  throw UsageError(fmt::format("{} {}: its folder {} is not writable: {}", flag, path.string(), dir.string(),
+                               std::strerror(no_tmpfile_support(err) ? errno : err)));
+}
+
+std::string holder_of(int fd) {
+  std::array<char, 64> buf{};
+  const ssize_t n = ::pread(fd, buf.data(), buf.size() - 1, 0);
+  std::string text(buf.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  return text.empty() ? std::string{"another process"} : text;
+}
+
+/// Opens and flocks "<path>.lock". Returns the held descriptor, or -1 when a live run holds it
+/// (`holder` then says which). Retries when the lock file was removed or replaced as we took it.
+int try_lock(const std::filesystem::path& path, std::string_view flag, std::string& holder) {
+  const auto lock = lock_path_of(path);
+  for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat held {};
+    if (fd < 0 || ::fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
+      const int err = fd < 0 ? errno : EINVAL;
+      if (fd >= 0) {
+        ::close(fd);
+      }
+      throw UsageError(fmt::format("{} {}: cannot hold its lock {}: {}", flag, path.string(), lock.string(),
+                                   err == EINVAL ? "not a regular file" : std::strerror(err)));
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      holder = holder_of(fd);
+      ::close(fd);
+      return -1;
+    }
+    struct stat now {};
+    if (::lstat(lock.c_str(), &now) == 0 && now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
+      const std::string pid = fmt::format("pid {}\n", ::getpid());  // for a second run's message only
+      if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+        holder.clear();
+      }
+      return fd;
+    }
+    ::close(fd);
+  }
+  throw std::runtime_error(fmt::format("cannot hold {}: it keeps being replaced", lock.string()));
+}
+
+/// Removes what a killed writer of `path` left: only called while holding its lock, so no live
+/// writer of the same path can own one of these.
+void remove_stale_temps(const std::filesystem::path& path) {
+  const std::string prefix = temp_prefix_of(path);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder_of(path), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix) && entry.is_regular_file(ec) && !entry.is_symlink(ec)) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+void write_all(int fd, std::string_view text, const std::filesystem::path& path) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+}  // namespace
+
+void check_output_path(const std::filesystem::path& path, std::string_view flag) {
+  refuse_non_regular(path, flag);
+  check_folder(path, flag);
+}
+
+OutputClaim OutputClaim::explicit_path(const std::filesystem::path& path, std::string_view flag) {
+  check_output_path(path, flag);
+  std::string holder;
+  const int fd = try_lock(path, flag, holder);
+  if (fd < 0) {
+    throw UsageError(
+        fmt::format("{} {}: another run ({}) is writing it now; give another path", flag, path.string(), holder));
+  }
+  OutputClaim claim(path, fd);
+  remove_stale_temps(path);
+  return claim;
+}
+
+OutputClaim OutputClaim::default_path(const std::string& stem) {
+  for (int n = 1; n <= kMaxDefaultNames; ++n) {
+    const std::filesystem::path path = n == 1 ? stem + ".json" : fmt::format("{}-{}.json", stem, n);
+    check_output_path(path, "the result path");
+    std::string holder;
+    const int fd = try_lock(path, "the result path", holder);
+    if (fd < 0) {
+      continue;  // a run started in the same second holds this name
+    }
+    OutputClaim claim(path, fd);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      remove_stale_temps(path);
+      return claim;
+    }
+  }
+  throw UsageError(fmt::format("{}.json and {} more names like it are taken: give --out", stem, kMaxDefaultNames - 1));
+}
+
+OutputClaim::OutputClaim(OutputClaim&& other) noexcept
+    : m_path(std::move(other.m_path)), m_lock_fd(std::exchange(other.m_lock_fd, -1)) {}
+
+OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
+  if (this != &other) {
+    release();
+    m_path = std::move(other.m_path);
+    m_lock_fd = std::exchange(other.m_lock_fd, -1);
+  }
+  return *this;
+}
+
+OutputClaim::~OutputClaim() { release(); }
+
+void OutputClaim::release() noexcept {
+  if (m_lock_fd >= 0) {
+    ::unlink(lock_path_of(m_path).c_str());  // still held: whoever opened it since retries on the new one
+    ::close(m_lock_fd);
+    m_lock_fd = -1;
+  }
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  refuse_non_regular(path, "cannot write");
+  const std::filesystem::path named = path.string() + fmt::format(".tmp.{}", ::getpid());
+  int fd = ::open(folder_of(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  const bool anonymous = fd >= 0;
+  if (!anonymous && no_tmpfile_support(errno)) {
+    fd = ::open(named.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  }
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  }
+  try {
+    write_all(fd, text, path);
+    if (anonymous) {  // give the finished file a name beside the result, then rename it over the result
+      ::unlink(named.c_str());
+      const std::string self = fmt::format("/proc/self/fd/{}", fd);
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, named.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+        throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+      }
+    }
+    if (::close(std::exchange(fd, -1)) != 0 || ::rename(named.c_str(), path.c_str()) != 0) {
+      throw std::runtime_error(fmt::format("cannot replace {}: {}", path.string(), std::strerror(errno)));
+    }
+  } catch (...) {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+    ::unlink(named.c_str());
+    throw;
+  }
+}
+
+}  // namespace ccbench

@@ -1,0 +1,97 @@
+#include "ccbench/output_file.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "ccbench/errors.hpp"
+
+namespace ccbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OutputFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "ccbench-output-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    m_dir = templ;
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+  [[nodiscard]] const fs::path& dir() const { return m_dir; }
+
+ private:
+  fs::path m_dir;
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(OutputFile, RefusesWhatIsNotARegularFile) {
+  ASSERT_EQ(::mkfifo((dir() / "pipe").c_str(), 0644), 0);
+  fs::create_directory(dir() / "d");
+  fs::create_symlink("target", dir() / "link");
+  for (const char* name : {"pipe", "d", "link"}) {
+    EXPECT_THROW(check_output_path(dir() / name, "--out"), UsageError) << name;
+    EXPECT_THROW(write_file_atomically(dir() / name, "x"), UsageError) << name;
+  }
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(dir() / "pipe")));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir() / "link")));
+  EXPECT_FALSE(fs::exists(dir() / "target"));
+}
+
+TEST_F(OutputFile, RefusesAMissingFolderAndAFileAsAFolder) {
+  EXPECT_THROW(check_output_path(dir() / "missing" / "r.json", "--out"), UsageError);
+  std::ofstream(dir() / "file") << "x";
+  EXPECT_THROW(check_output_path(dir() / "file" / "r.json", "--out"), UsageError);
+  EXPECT_NO_THROW(check_output_path(dir() / "new.json", "--out"));
+  std::ofstream(dir() / "old.json") << "x";
+  EXPECT_NO_THROW(check_output_path(dir() / "old.json", "--out"));  // a regular file is replaced
+}
+
+TEST_F(OutputFile, WritesAtomicallyAndLeavesNothingBeside) {
+  write_file_atomically(dir() / "r.json", "first");
+  write_file_atomically(dir() / "r.json", "second");
+  EXPECT_EQ(read_all(dir() / "r.json"), "second");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir()), fs::directory_iterator{}), 1);
+}
+
+TEST_F(OutputFile, AnExplicitPathIsHeldAgainstASecondClaim) {
+  const auto path = dir() / "r.json";
+  {
+    const OutputClaim first = OutputClaim::explicit_path(path, "--out");
+    EXPECT_TRUE(fs::exists(dir() / "r.json.lock"));
+    EXPECT_THROW((void)OutputClaim::explicit_path(path, "--out"), UsageError);  // flock is per open file
+  }
+  EXPECT_FALSE(fs::exists(dir() / "r.json.lock"));
+  EXPECT_NO_THROW((void)OutputClaim::explicit_path(path, "--out"));
+}
+
+TEST_F(OutputFile, DefaultNamesNeverCollide) {
+  const std::string stem = (dir() / "bench-host-20260101T000000Z").string();
+  const OutputClaim a = OutputClaim::default_path(stem);
+  const OutputClaim b = OutputClaim::default_path(stem);   // the same second, a is still running
+  std::ofstream(stem + "-3.json") << "an earlier result";  // a result that is there is never taken
+  const OutputClaim c = OutputClaim::default_path(stem);
+  EXPECT_EQ(a.path(), stem + ".json");
+  EXPECT_EQ(b.path(), stem + "-2.json");
+  EXPECT_EQ(c.path(), stem + "-4.json");
+}
+
+TEST_F(OutputFile, AClaimRemovesADeadWritersTemporaryFiles) {
+  std::ofstream(dir() / "r.json.tmp.999999") << "half a document";
+  std::ofstream(dir() / "other.json.tmp.999999") << "another result's";
+  const OutputClaim claim = OutputClaim::explicit_path(dir() / "r.json", "--out");
+  EXPECT_FALSE(fs::exists(dir() / "r.json.tmp.999999"));
+  EXPECT_TRUE(fs::exists(dir() / "other.json.tmp.999999"));
+}
+
+}  // namespace
+}  // namespace ccbench
