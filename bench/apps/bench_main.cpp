@@ -124,12 +124,17 @@ std::optional<OutputClaim> claim_result_path(const CollectiveInfo& coll, const s
     return OutputClaim::explicit_path(out_path, "--out");
   }
   std::error_code ec;
-  std::filesystem::create_directories("results", ec);
+  const bool made = std::filesystem::create_directories("results", ec);
   if (ec) {
     throw UsageError(
         fmt::format("cannot create the folder results/ for the result file: {} (give --out)", ec.message()));
   }
-  return OutputClaim::default_path(fmt::format("results/{}-{}-{}", coll.bench, local_hostname(), utc_now_compact()));
+  OutputClaim claim =
+      OutputClaim::default_path(fmt::format("results/{}-{}-{}", coll.bench, local_hostname(), utc_now_compact()));
+  if (made) {
+    claim.remove_if_left_empty("results");
+  }
+  return claim;
 }
 
 Membership join_group(const RunConfig& config, BackendChoice choice, const GpuProbe& gpus, MpiGroup& world,

@@ -206,13 +206,16 @@ OutputClaim OutputClaim::default_path(const std::string& stem) {
 }
 
 OutputClaim::OutputClaim(OutputClaim&& other) noexcept
-    : m_path(std::move(other.m_path)), m_lock_fd(std::exchange(other.m_lock_fd, -1)) {}
+    : m_path(std::move(other.m_path)),
+      m_lock_fd(std::exchange(other.m_lock_fd, -1)),
+      m_made_folder(std::exchange(other.m_made_folder, {})) {}
 
 OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
   if (this != &other) {
     release();
     m_path = std::move(other.m_path);
     m_lock_fd = std::exchange(other.m_lock_fd, -1);
+    m_made_folder = std::exchange(other.m_made_folder, {});
   }
   return *this;
 }
@@ -224,6 +227,10 @@ void OutputClaim::release() noexcept {
     ::unlink(lock_path_of(m_path).c_str());  // still held: whoever opened it since retries on the new one
     ::close(m_lock_fd);
     m_lock_fd = -1;
+  }
+  if (!m_made_folder.empty()) {
+    ::rmdir(m_made_folder.c_str());  // fails, as it should, once the result is in it
+    m_made_folder.clear();
   }
 }
 

@@ -34,6 +34,9 @@ class OutputClaim {
   ~OutputClaim();
 
   [[nodiscard]] const std::filesystem::path& path() const { return m_path; }
+  /// A folder made for this claim (results/), removed when the claim ends if it is still empty, so a
+  /// run that stops before writing its result leaves nothing behind.
+  void remove_if_left_empty(std::filesystem::path folder) { m_made_folder = std::move(folder); }
 
  private:
   OutputClaim(std::filesystem::path path, int lock_fd) : m_path(std::move(path)), m_lock_fd(lock_fd) {}
@@ -41,6 +44,7 @@ class OutputClaim {
 
   std::filesystem::path m_path;
   int m_lock_fd = -1;
+  std::filesystem::path m_made_folder;
 };
 
 /// Writes `text` to an unnamed file in `path`'s folder (O_TMPFILE; where the filesystem lacks it, a
