@@ -118,6 +118,21 @@ def not_utf8(env):
               f"{len(doc['results'])} rows in a valid file named {out!r}")
 
 
+def fractional_factor(env):
+    """-f 1.1 from 8 B of float32: sizes rounded down to whole elements, each measured once (8, 12, 16, ...), and
+    ccbench-report reads the file (it refused one whose sizes repeated)."""
+    report = env.bin_dir.parent.parent / "report" / "ccbench-report"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        p, _ = env.run(["-b", "8", "-e", "64", "-f", "1.1", "-n", "3", "--placement", "out", "--out", str(out)], tmp)
+        assert p.returncode == 0, f"exit {p.returncode}: {p.stderr.decode()[-800:]}"
+        sizes = [r["size_bytes"] for r in env.validate(out)["results"]]
+        assert sizes == sorted(set(sizes)) and all(s % 4 == 0 for s in sizes), sizes
+        t = subprocess.run([str(report), "table", str(out)], capture_output=True, text=True, timeout=60)
+        assert t.returncode == 0, f"ccbench-report table: exit {t.returncode}: {t.stderr}"
+        print(f"PASS: -f 1.1 measured {sizes}; ccbench-report table exit 0")
+
+
 def one_voice(env):
     """An error every rank meets is said once, not once per rank."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -127,7 +142,8 @@ def one_voice(env):
         print(f"PASS: --timing graph on host memory, 2 ranks: exit 2, one line: {lines[0]}")
 
 
-CASES = {"absurd-flags": absurd_flags, "memory": memory, "not-utf8": not_utf8, "one-voice": one_voice}
+CASES = {"absurd-flags": absurd_flags, "memory": memory, "not-utf8": not_utf8, "one-voice": one_voice,
+         "fractional-factor": fractional_factor}
 
 
 def main():
