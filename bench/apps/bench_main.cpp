@@ -78,6 +78,8 @@ void say_fatal(std::string_view program, const Group& world, std::string_view wh
   std::fflush(stderr);
 }
 
+constexpr double kFinalizeWithinS = 30.0;
+
 struct Layout {
   std::vector<HostInfo> hosts;
   RankPlacement placement;
@@ -391,13 +393,18 @@ int bench_main(Collective collective, int argc, char** argv) {
   }
   try {
     MpiContext mpi(argc, argv);
-    MpiGroup world(MPI_COMM_WORLD);
-    const Launch launch{&world, [](int code) { MpiContext::abort(code); }};
-    try {
-      return run_program(collective, world, launch, args);
-    } catch (const Reported& r) {
-      return r.exit_code;
+    int code = kExitOk;
+    {
+      MpiGroup world(MPI_COMM_WORLD);
+      const Launch launch{&world, [](int exit_code) { MpiContext::abort(exit_code); }};
+      try {
+        code = run_program(collective, world, launch, args);
+      } catch (const Reported& r) {
+        code = r.exit_code;
+      }
     }
+    mpi.finalize(kFinalizeWithinS, code, info(collective).bench);
+    return code;
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}: error: {}\n", info(collective).bench, e.what());
     return kExitFailure;

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -133,6 +134,51 @@ def fractional_factor(env):
         print(f"PASS: -f 1.1 measured {sizes}; ccbench-report table exit 0")
 
 
+def rank_pids(tag):
+    """The pids of the bench processes whose argv holds `tag`."""
+    pids = []
+    for proc in pathlib.Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
+        except OSError:
+            continue
+        if tag.encode() in argv and argv[0].endswith(b"allreduce_bench"):
+            pids.append(int(proc.name))
+    return pids
+
+
+def stopped_mpirun(env):
+    """mpirun stopped (SIGSTOP) while its ranks run: they finish, write the result and leave within 30 s of
+    MPI_Finalize waiting on the launcher, instead of lingering for as long as mpirun stays stopped."""
+    tag = f"stopped-mpirun-{os.getpid()}"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        cmd = [env.mpirun, "-q", "-np", "2", "--bind-to", "none", str(env.bin_dir / "allreduce_bench"), "--backend",
+               "mpi", "-b", "8", "-e", "1M", "-f", "4", "-n", "20", "--label", tag, "--out", str(out)]
+        launcher = subprocess.Popen(cmd, cwd=tmp, env=env.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 60
+            while not out.exists() and time.monotonic() < deadline:  # the first size is written: set-up is over
+                time.sleep(0.05)
+            assert out.exists(), "the run wrote no result within 60 s"
+            os.kill(launcher.pid, signal.SIGSTOP)
+            stopped = time.monotonic()
+            while rank_pids(tag) and time.monotonic() - stopped < 90:
+                time.sleep(0.2)
+            left = rank_pids(tag)
+            gone_s = time.monotonic() - stopped
+            assert not left, f"ranks {left} still there {gone_s:.0f} s after mpirun was stopped"
+            doc = env.validate(out)
+            assert doc["run"]["ended_utc"] and len(doc["results"]) == 18, [r["size_bytes"] for r in doc["results"]]
+        finally:
+            os.kill(launcher.pid, signal.SIGCONT)
+            launcher.kill()
+            _, err = launcher.communicate(timeout=60)
+        print(err.decode("utf-8", "replace")[-600:])
+        print(f"PASS: mpirun stopped after the first size; both ranks finished the sweep, wrote all "
+              f"{len(doc['results'])} rows and were gone {gone_s:.1f} s after the stop")
+
+
 def one_voice(env):
     """An error every rank meets is said once, not once per rank."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,7 +189,7 @@ def one_voice(env):
 
 
 CASES = {"absurd-flags": absurd_flags, "memory": memory, "not-utf8": not_utf8, "one-voice": one_voice,
-         "fractional-factor": fractional_factor}
+         "fractional-factor": fractional_factor, "stopped-mpirun": stopped_mpirun}
 
 
 def main():

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <thread>
 
 #include "ccbench/errors.hpp"
 #include "ccbench/mpi/mpi_group.hpp"
@@ -32,6 +34,24 @@ MpiContext::~MpiContext() {
   if (finalized == 0) {
     MPI_Finalize();
   }
+}
+
+void MpiContext::finalize(double within_s, int exit_code, std::string_view program) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized != 0) {
+    return;
+  }
+  std::thread([within_s, exit_code, name = std::string(program)] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(within_s));
+    fmt::print(stderr,
+               "{}: warning: MPI_Finalize did not return within {:g} s (is mpirun stopped?); the results are "
+               "written: exiting {}\n",
+               name, within_s, exit_code);
+    std::fflush(stderr);
+    std::_Exit(exit_code);
+  }).detach();
+  MPI_Finalize();
 }
 
 void MpiContext::abort(int exit_code) {

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ccbench/group.hpp"
 
@@ -21,6 +22,10 @@ class MpiContext {
   ~MpiContext();
   /// Ends every rank of the job at once with this exit code (MPI_Abort).
   [[noreturn]] static void abort(int exit_code);
+  /// MPI_Finalize, given `within_s` seconds: it waits on the launcher, and a stopped mpirun would
+  /// hold a rank whose results are written for as long as it stays stopped. Past that, this rank
+  /// says so on stderr and exits with `exit_code`.
+  void finalize(double within_s, int exit_code, std::string_view program);
 };
 
 /// Throws BackendError naming `what` when an MPI call failed.
