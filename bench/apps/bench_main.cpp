@@ -403,7 +403,7 @@ int bench_main(Collective collective, int argc, char** argv) {
         code = r.exit_code;
       }
     }
-    mpi.finalize(kFinalizeWithinS, code, info(collective).bench);
+    MpiContext::finalize(kFinalizeWithinS, code, info(collective).bench);
     return code;
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}: error: {}\n", info(collective).bench, e.what());

@@ -25,7 +25,7 @@ class MpiContext {
   /// MPI_Finalize, given `within_s` seconds: it waits on the launcher, and a stopped mpirun would
   /// hold a rank whose results are written for as long as it stays stopped. Past that, this rank
   /// says so on stderr and exits with `exit_code`.
-  void finalize(double within_s, int exit_code, std::string_view program);
+  static void finalize(double within_s, int exit_code, std::string_view program);
 };
 
 /// Throws BackendError naming `what` when an MPI call failed.
