@@ -6,6 +6,14 @@
 //     time: untimed warm-up ops, then N ops back to back between barriers; the per-op time is
 //     the elapsed time over N, averaged over the ranks. One line per size: "S us".
 //
+//   mpirun -np 2 build/bench/perf/mpi_bare_loop paired COLLECTIVE MIN_BYTES MAX_BYTES FACTOR ROUNDS
+//     The same sweep, each size measured ROUNDS times by each side inside this one launch,
+//     alternating which goes first: ccbench's runner on the MPI backend with its default
+//     sampling (median of calibrated batches, MAX across ranks) and the OSU loop above. Both
+//     see the same machine and the same library state, so what separates them is the method,
+//     not a mode the machine or library was in for one launch. One line per size and round:
+//     "S ROUND OURS_P50_US OURS_MEAN_US BARE_US".
+//
 //   mpirun -np 2 build/bench/perf/mpi_bare_loop imb
 //     An emulation of IMB-MPI1 Allreduce's default schedule (IMB is not installed here): float
 //     sizes 0 and 4 B .. 4 MiB in powers of two; repetitions min(1000, 40 MiB / size), cut by
@@ -29,7 +37,10 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/mpi/mpi_backend.hpp"
 #include "ccbench/mpi/mpi_group.hpp"
+#include "ccbench/runner.hpp"
+#include "ccbench/statistics.hpp"
 
 namespace {
 
@@ -118,9 +129,26 @@ double reduce(double value, MPI_Op op) {
   return out;
 }
 
-// OSU's defaults: 1000 timed ops after 200 warm-up ops, 100 after 10 above 8 KiB.
-void osu(Collective coll, std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor) {
+// OSU's defaults: 1000 timed ops after 200 warm-up ops, 100 after 10 above 8 KiB. The per-op
+// time averaged over the ranks.
+double osu_per_op(Buffers& buffers, std::uint64_t bytes, int nranks) {
   constexpr std::uint64_t kLargeMessage = 8192;
+  const bool large = bytes > kLargeMessage;
+  for (std::uint64_t i = 0, skip = large ? 10 : 200; i < skip; ++i) {
+    buffers.op();
+  }
+  return reduce(timed_batch(buffers, large ? 100 : 1000), MPI_SUM) / nranks;
+}
+
+std::vector<std::uint64_t> sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor) {
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
+    sizes.push_back(bytes);
+  }
+  return sizes;
+}
+
+void osu(Collective coll, std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor) {
   int rank = 0;
   int nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -129,18 +157,52 @@ void osu(Collective coll, std::uint64_t min_bytes, std::uint64_t max_bytes, std:
     fmt::print("# bare {} loop timed as OSU does: warm-up, N ops between barriers, per op averaged over {} ranks\n",
                ccbench::info(coll).name, nranks);
   }
-  for (std::uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
+  for (const std::uint64_t bytes : sweep(min_bytes, max_bytes, factor)) {
     Buffers buffers(coll, bytes, nranks, rank);
     if (buffers.count() == 0) {
       continue;  // below one element per rank: ccbench skips it too
     }
-    const bool large = bytes > kLargeMessage;
-    for (std::uint64_t i = 0, skip = large ? 10 : 200; i < skip; ++i) {
-      buffers.op();
-    }
-    const double per_op = reduce(timed_batch(buffers, large ? 100 : 1000), MPI_SUM) / nranks;
+    const double per_op = osu_per_op(buffers, bytes, nranks);
     if (rank == 0) {
       fmt::print("{} {:.6f}\n", bytes, per_op * 1e6);
+    }
+  }
+}
+
+// ccbench's runner and the OSU loop on the same sizes in one launch, alternating which goes first.
+void paired(Collective coll, std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor, int rounds) {
+  ccbench::MpiGroup world(MPI_COMM_WORLD);
+  const int rank = world.rank();
+  const int nranks = world.size();
+  auto backend = ccbench::make_mpi_backend(world);
+  ccbench::Runner runner(world, *backend, ccbench::SamplingPolicy{});
+  if (rank == 0) {
+    fmt::print("# {} in one launch, {} ranks: ccbench's runner (default sampling) and the OSU loop alternating\n",
+               ccbench::info(coll).name, nranks);
+  }
+  for (const std::uint64_t bytes : sweep(min_bytes, max_bytes, factor)) {
+    Buffers buffers(coll, bytes, nranks, rank);
+    if (buffers.count() == 0) {
+      continue;
+    }
+    const ccbench::CaseSpec spec{coll, ccbench::DType::Float32, ccbench::ReduceOp::Sum, 0, false, buffers.count()};
+    for (int r = 0; r < rounds; ++r) {
+      ccbench::Summary ours;
+      double bare = 0.0;
+      const auto run_ours = [&] {
+        backend->prepare(spec);
+        ours = ccbench::summarize(runner.measure(spec).samples_s);
+      };
+      if (r % 2 == 0) {
+        run_ours();
+        bare = osu_per_op(buffers, bytes, nranks);
+      } else {
+        bare = osu_per_op(buffers, bytes, nranks);
+        run_ours();
+      }
+      if (rank == 0) {
+        fmt::print("{} {} {:.6f} {:.6f} {:.6f}\n", bytes, r, ours.p50 * 1e6, ours.mean * 1e6, bare * 1e6);
+      }
     }
   }
 }
@@ -164,7 +226,7 @@ void imb() {
   const double start = now_s();
   std::uint64_t previous = kMsgsPerSample;
   std::vector<std::uint64_t> sizes{0};
-  for (std::uint64_t bytes = 4; bytes <= kMaxBytes; bytes *= 2) {
+  for (const std::uint64_t bytes : sweep(4, kMaxBytes, 2)) {
     sizes.push_back(bytes);
   }
   for (const std::uint64_t bytes : sizes) {
@@ -196,7 +258,10 @@ void imb() {
 }
 
 int usage() {
-  fmt::print(stderr, "usage: mpi_bare_loop osu all_reduce|all_gather|sendrecv [MIN MAX FACTOR] | mpi_bare_loop imb\n");
+  fmt::print(stderr,
+             "usage: mpi_bare_loop osu all_reduce|all_gather|sendrecv [MIN MAX FACTOR]\n"
+             "       mpi_bare_loop paired all_reduce|all_gather|sendrecv MIN MAX FACTOR ROUNDS\n"
+             "       mpi_bare_loop imb\n");
   return 2;
 }
 
@@ -209,7 +274,8 @@ int main(int argc, char** argv) {
     imb();
     return 0;
   }
-  if ((args.size() != 2 && args.size() != 5) || args[0] != "osu") {
+  const bool is_paired = args.size() == 6 && args[0] == "paired";
+  if (!is_paired && ((args.size() != 2 && args.size() != 5) || args[0] != "osu")) {
     return usage();
   }
   const auto coll = ccbench::parse_collective(args[1]);
@@ -219,13 +285,21 @@ int main(int argc, char** argv) {
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 4ULL << 20;
   std::uint64_t factor = 4;
-  if (args.size() == 5) {
+  if (args.size() >= 5) {
     min_bytes = std::strtoull(argv[3], nullptr, 10);
     max_bytes = std::strtoull(argv[4], nullptr, 10);
     factor = std::strtoull(argv[5], nullptr, 10);
     if (min_bytes == 0 || factor < 2) {
       return usage();
     }
+  }
+  if (is_paired) {
+    const int rounds = std::atoi(argv[6]);
+    if (rounds < 1) {
+      return usage();
+    }
+    paired(*coll, min_bytes, max_bytes, factor, rounds);
+    return 0;
   }
   osu(*coll, min_bytes, max_bytes, factor);
   return 0;
