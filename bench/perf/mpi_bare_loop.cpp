@@ -11,8 +11,10 @@
 //     alternating which goes first: ccbench's runner on the MPI backend with its default
 //     sampling (median of calibrated batches, MAX across ranks) and the OSU loop above. Both
 //     see the same machine and the same library state, so what separates them is the method,
-//     not a mode the machine or library was in for one launch. One line per size and round:
-//     "S ROUND OURS_P50_US OURS_MEAN_US BARE_US".
+//     not a mode the machine or library was in for one launch. The OSU loop runs twice: as OSU
+//     times it (the average over N ops) and with a timestamp after every op (the median op of
+//     the same back-to-back stream). One line per size and round:
+//     "S ROUND OURS_P50_US OURS_MEAN_US BARE_US BARE_OP_P50_US".
 //
 //   mpirun -np 2 build/bench/perf/mpi_bare_loop imb
 //     An emulation of IMB-MPI1 Allreduce's default schedule (IMB is not installed here): float
@@ -129,15 +131,41 @@ double reduce(double value, MPI_Op op) {
   return out;
 }
 
-// OSU's defaults: 1000 timed ops after 200 warm-up ops, 100 after 10 above 8 KiB. The per-op
-// time averaged over the ranks.
-double osu_per_op(Buffers& buffers, std::uint64_t bytes, int nranks) {
+// OSU's defaults: 1000 timed ops after 200 warm-up ops, 100 after 10 above 8 KiB. Runs the
+// warm-up and returns how many ops to time.
+std::uint64_t osu_warm_up(Buffers& buffers, std::uint64_t bytes) {
   constexpr std::uint64_t kLargeMessage = 8192;
   const bool large = bytes > kLargeMessage;
   for (std::uint64_t i = 0, skip = large ? 10 : 200; i < skip; ++i) {
     buffers.op();
   }
-  return reduce(timed_batch(buffers, large ? 100 : 1000), MPI_SUM) / nranks;
+  return large ? 100 : 1000;
+}
+
+// The per-op time as OSU takes it: N ops between barriers, averaged over the ranks.
+double osu_per_op(Buffers& buffers, std::uint64_t bytes, int nranks) {
+  const std::uint64_t ops = osu_warm_up(buffers, bytes);
+  return reduce(timed_batch(buffers, ops), MPI_SUM) / nranks;
+}
+
+// The same loop with a timestamp after every op: the median per-op time of the back-to-back
+// stream, averaged over the ranks. It separates a stream whose every op is slower from one whose
+// average takes in a few slow ops (a timestamp costs tens of ns: it tells only at large sizes).
+double osu_op_median(Buffers& buffers, std::uint64_t bytes, int nranks) {
+  std::vector<double> stamps(osu_warm_up(buffers, bytes) + 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  stamps[0] = now_s();
+  for (std::size_t i = 1; i < stamps.size(); ++i) {
+    buffers.op();
+    stamps[i] = now_s();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<double> per_op(stamps.size() - 1);
+  for (std::size_t i = 0; i < per_op.size(); ++i) {
+    per_op[i] = stamps[i + 1] - stamps[i];
+  }
+  std::sort(per_op.begin(), per_op.end());
+  return reduce(ccbench::percentile(per_op, 50), MPI_SUM) / nranks;
 }
 
 std::vector<std::uint64_t> sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor) {
@@ -189,19 +217,25 @@ void paired(Collective coll, std::uint64_t min_bytes, std::uint64_t max_bytes, s
     for (int r = 0; r < rounds; ++r) {
       ccbench::Summary ours;
       double bare = 0.0;
+      double bare_op_p50 = 0.0;
       const auto run_ours = [&] {
         backend->prepare(spec);
         ours = ccbench::summarize(runner.measure(spec).samples_s);
       };
+      const auto run_bare = [&] {
+        bare = osu_per_op(buffers, bytes, nranks);
+        bare_op_p50 = osu_op_median(buffers, bytes, nranks);
+      };
       if (r % 2 == 0) {
         run_ours();
-        bare = osu_per_op(buffers, bytes, nranks);
+        run_bare();
       } else {
-        bare = osu_per_op(buffers, bytes, nranks);
+        run_bare();
         run_ours();
       }
       if (rank == 0) {
-        fmt::print("{} {} {:.6f} {:.6f} {:.6f}\n", bytes, r, ours.p50 * 1e6, ours.mean * 1e6, bare * 1e6);
+        fmt::print("{} {} {:.6f} {:.6f} {:.6f} {:.6f}\n", bytes, r, ours.p50 * 1e6, ours.mean * 1e6, bare * 1e6,
+                   bare_op_p50 * 1e6);
       }
     }
   }
