@@ -252,7 +252,12 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
     claim = claim_result_path(coll, in.config.out_path);
     return claim ? claim->path().string() : in.config.out_path;
   });
-  HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s, launch.end_job);
+  // Ending the job (MPI_Abort, _Exit) runs no destructor: the claim's lock file (and an empty results/) go first.
+  const HangGuard::EndJob end_job = [&claim, &launch](int code) {
+    claim.reset();
+    launch.end_job(code);
+  };
+  HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s, end_job);
   guard.begin("set-up: learning which ranks share a host");
   stop_here_if_asked("setup", world.rank());
   const Layout layout = discover_layout(world);
@@ -338,7 +343,7 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job
     say_fatal(coll.bench, world, e.what());
-    launch.end_job(exit_code_of(e));
+    end_job(exit_code_of(e));
     return exit_code_of(e);
   }
 }

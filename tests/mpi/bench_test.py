@@ -288,6 +288,8 @@ def sigstop(env, args):
               f"{'SIGSTOP' if args.at == 'sweep' else 'launch'}")
         assert proc.returncode == 3, f"exit code {proc.returncode}, expected 3 (timeout)"
         assert not left, f"processes left after the job ended: {left}"
+        leftovers = sorted(p.name for p in pathlib.Path(tmp).iterdir() if p.name != out.name)
+        assert not leftovers, f"left beside the result by a job that timed out: {leftovers}"
         # In set-up the clock runs from the launch, which adds MPI's start-up (~1 s here).
         assert took <= STOP_TIMEOUT_S + 10, f"ranks took {took:.1f} s to go, more than --timeout + 10 s"
         lines = [line for line in stderr.splitlines() if "error: timeout:" in line]
