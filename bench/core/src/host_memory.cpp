@@ -1,5 +1,6 @@
 #include "ccbench/host_memory.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -46,19 +47,6 @@ std::optional<std::string> cgroup_path(const std::string& self_cgroup, std::stri
   return std::nullopt;
 }
 
-// The room a cgroup hierarchy leaves: the cgroup's own files, else the hierarchy's root's.
-std::optional<std::uint64_t> room_in(const std::string& root, const std::optional<std::string>& path,
-                                     const char* limit_file, const char* usage_file) {
-  for (const std::string& dir : {root + path.value_or(""), root}) {
-    const auto limit = read_text(dir + "/" + limit_file);
-    const auto usage = read_text(dir + "/" + usage_file);
-    if (limit && usage) {
-      return cgroup_room(*limit, *usage);
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<std::uint64_t> meminfo_available(std::string_view meminfo) {
@@ -74,14 +62,49 @@ std::optional<std::uint64_t> meminfo_available(std::string_view meminfo) {
   return kib ? std::optional(*kib * 1024) : std::nullopt;
 }
 
-std::optional<std::uint64_t> cgroup_room(std::string_view limit, std::string_view usage) {
+std::optional<std::uint64_t> memory_stat_value(std::string_view stat, std::string_view key) {
+  std::size_t at = 0;
+  while (at < stat.size()) {
+    const auto end = std::min(stat.find('\n', at), stat.size());
+    const std::string_view line = stat.substr(at, end - at);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ' ') {
+      return parse_u64(line.substr(key.size() + 1));
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> cgroup_room(std::string_view limit, std::string_view usage, std::uint64_t reclaimable) {
   constexpr std::uint64_t kNoLimitV1 = 1ULL << 62;  // v1 writes ~2^63 rounded to a page for "none"
   const auto max = parse_u64(limit);
   const auto used = parse_u64(usage);
   if (!max || !used || *max >= kNoLimitV1) {
     return std::nullopt;  // "max" (v2) does not parse: no limit
   }
-  return *max > *used ? *max - *used : 0;
+  const std::uint64_t held = *used - std::min(reclaimable, *used);
+  return *max > held ? *max - held : 0;
+}
+
+std::optional<std::uint64_t> cgroup_hierarchy_room(const std::string& root, std::string_view path,
+                                                   const CgroupFiles& files) {
+  std::optional<std::uint64_t> room;
+  std::string dir = root + std::string(path);
+  while (true) {
+    const auto limit = read_text(dir + "/" + files.limit);
+    const auto usage = read_text(dir + "/" + files.usage);
+    if (limit && usage) {
+      const auto stat = read_text(dir + "/memory.stat");
+      const auto here = cgroup_room(*limit, *usage, stat ? memory_stat_value(*stat, files.reclaimable).value_or(0) : 0);
+      if (here && (!room || *here < *room)) {
+        room = here;
+      }
+    }
+    if (dir.size() <= root.size()) {
+      return room;
+    }
+    dir.resize(std::max(dir.rfind('/'), root.size()));  // the parent cgroup, up to the hierarchy's root
+  }
 }
 
 std::optional<HostMemory> host_memory_available() {
@@ -92,10 +115,11 @@ std::optional<HostMemory> host_memory_available() {
     }
   }
   const std::string self = read_text("/proc/self/cgroup").value_or("");
-  const std::optional<std::uint64_t> v2 =
-      room_in("/sys/fs/cgroup", cgroup_path(self, ""), "memory.max", "memory.current");
+  const std::optional<std::uint64_t> v2 = cgroup_hierarchy_room("/sys/fs/cgroup", cgroup_path(self, "").value_or(""),
+                                                                {"memory.max", "memory.current", "inactive_file"});
   const std::optional<std::uint64_t> v1 =
-      room_in("/sys/fs/cgroup/memory", cgroup_path(self, "memory"), "memory.limit_in_bytes", "memory.usage_in_bytes");
+      cgroup_hierarchy_room("/sys/fs/cgroup/memory", cgroup_path(self, "memory").value_or(""),
+                            {"memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"});
   for (const auto& [room, basis] :
        {std::pair{v2, "the memory cgroup's memory.max"}, std::pair{v1, "the memory cgroup's memory.limit_in_bytes"}}) {
     if (room && (!out || *room < out->available_bytes)) {
