@@ -107,6 +107,7 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
       {{"-f", "inf"}, "--step-factor"},
       {{"-b", "6", "-e", "64"}, "--min-bytes 6 is not a whole number of float32 elements (4 B each): use 4 or 8"},
       {{"-d", "float64", "-b", "8", "-e", "100"}, "--max-bytes 100 is not a whole number of float64 elements"},
+      {{"-e", "2048T"}, "--max-bytes 2251799813685248 is more than 1125899906842624 (1024T)"},
       {{"--peak-GBps", "inf"}, "--peak-GBps inf must be from 0.001 to 1e+06 GB/s"},
       {{"--peak-GBps", "1e-300"}, "--peak-GBps 1e-300 must be from"},
       {{"--time-budget", "0"}, "--time-budget must be positive seconds"},

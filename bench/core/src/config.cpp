@@ -156,7 +156,9 @@ void validate_ranges(const RunConfig& c, std::vector<std::string>& errors) {
   }
   const std::uint64_t element = size_of(c.dtype);
   for (const auto& [flag, bytes] : {std::pair{"--min-bytes", c.min_bytes}, std::pair{"--max-bytes", c.max_bytes}}) {
-    if (bytes >= element && bytes % element != 0) {
+    if (bytes > FlagLimits::kMaxBytes) {
+      errors.push_back(fmt::format("{} {} is more than {} (1024T)", flag, bytes, FlagLimits::kMaxBytes));
+    } else if (bytes >= element && bytes % element != 0) {
       errors.push_back(fmt::format("{} {} is not a whole number of {} elements ({} B each): use {} or {}", flag, bytes,
                                    name(c.dtype), element, bytes - bytes % element, bytes - bytes % element + element));
     }

@@ -107,7 +107,8 @@ struct FlagLimits {
   static constexpr std::uint64_t kMaxCount = 1'000'000;  // -n, -w, --batch, --graph, --max-samples
   static constexpr double kMaxTimeBudgetS = 3600.0;
   static constexpr double kMaxTimeoutS = 86400.0;
-  static constexpr std::size_t kMaxSizes = 1000;  // sizes in one sweep (-b, -e, -f)
+  static constexpr std::size_t kMaxSizes = 1000;          // sizes in one sweep (-b, -e, -f)
+  static constexpr std::uint64_t kMaxBytes = 1ULL << 50;  // -b, -e: 1024T, far past any GPU or host
   static constexpr double kMinPeakGBps = 1e-3;
   static constexpr double kMaxPeakGBps = 1e6;
 };
