@@ -114,13 +114,16 @@ int run_compare(const Options& o) {
   const auto base = report::read_result_files({o.files.at(0)}, max_file_bytes(o));
   const auto cand = report::read_result_files({o.files.at(1)}, max_file_bytes(o));
   const auto comparison = report::compare_runs(base, cand, options);
-  emit(report::render_comparison(comparison, options, format, use_colour(o, format)), "");
-  if (comparison.rows.empty()) {
+  if (comparison.rows.empty()) {  // said before anything is printed: exit 2 leaves stdout empty
     throw UsageError(
-        fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
-                    "size, placement); nothing compared",
-                    o.files.at(0), o.files.at(1)));
+        comparison.skipped.empty()
+            ? fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
+                          "size, placement); nothing compared",
+                          o.files.at(0), o.files.at(1))
+            : fmt::format("no row to compare: the {} row(s) {} and {} share were skipped in both; nothing compared",
+                          comparison.skipped.size(), o.files.at(0), o.files.at(1)));
   }
+  emit(report::render_comparison(comparison, options, format, use_colour(o, format)), "");
   return comparison.any_regression() || comparison.any_missing() ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 

@@ -8,9 +8,11 @@ test's own temporary folder (mknod, mkfifo), never the machine's /dev.
   output_test.py --bin-dir DIR [--mpirun MPIRUN] CASE
 """
 import argparse
+import datetime
 import os
 import pathlib
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -146,13 +148,15 @@ def same_out(env):
             except subprocess.TimeoutExpired:
                 os.killpg(first.pid, signal.SIGKILL)
                 first.communicate()
+        assert len(holder) == 2 and holder[1].isdigit(), f"the lock file names no holder to kill: {holder}"
         third = env.run([*SIZE_FLAGS, "--out", "r.json"], tmp)
         assert third.returncode == 0, f"after the holder was killed: exit {third.returncode}: {third.stderr[-600:]}"
         print("PASS: after the holder was killed, the next run on its --out ran (exit 0)")
 
 
 def default_names(env):
-    """Runs started in the same second with the default name each keep their own result file."""
+    """Runs started in the same second with the default name each keep their own result file; a run whose
+    default name another file has takes the next suffix and leaves that file alone."""
     with tempfile.TemporaryDirectory() as tmp:
         for attempt in range(5):
             runs = [env.start(SIZE_FLAGS, tmp, np=1) for _ in range(3)]
@@ -168,6 +172,21 @@ def default_names(env):
                 f.unlink()
         assert len(files) == 3, f"3 runs of one second left {len(files)} result file(s): {files}"
         print(f"PASS: 3 runs with the default name in the same second: exit 0 each, files {files}")
+    # The same rule without a race: the names of the next 30 seconds are taken, so the run must add -2.
+    with tempfile.TemporaryDirectory() as tmp:
+        results = pathlib.Path(tmp, "results")
+        results.mkdir()
+        now = datetime.datetime.now(datetime.timezone.utc)
+        stamps = [now + datetime.timedelta(seconds=s) for s in range(30)]
+        taken = [results / f"allreduce_bench-{socket.gethostname()}-{t:%Y%m%dT%H%M%S}Z.json" for t in stamps]
+        for path in taken:
+            path.write_text("taken\n")
+        run = env.run(SIZE_FLAGS, tmp, np=1)
+        assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-600:]}"
+        mine = sorted(p.name for p in results.glob("*.json") if p not in taken)
+        assert len(mine) == 1 and mine[0].endswith("Z-2.json"), f"the run's own file: {mine}"
+        assert all(p.read_text() == "taken\n" for p in taken), "a file the run did not own was written"
+        print(f"PASS: with the default name of its second taken, the run wrote {mine[0]} and left the other untouched")
 
 
 def killed_writer(env):

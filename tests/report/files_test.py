@@ -104,7 +104,15 @@ def check_compare_incomplete(report, data):
         doc["run"]["label"] = "stopped"
         with open(cut, "w", encoding="utf-8") as f:
             json.dump(doc, f)
-        expect(report, ["compare", base, os.path.join(runs, "sendrecv-pairs-np4.json")], 2, "no row in common")
+        out = expect(report, ["compare", base, os.path.join(runs, "sendrecv-pairs-np4.json")], 2, "no row in common")
+        assert out == "", f"a refused compare printed a comparison: {out[:200]!r}"
+        skipped = os.path.join(tmp, "skipped.json")  # the rows a bench writes for sizes it skipped
+        with open(skipped, "w", encoding="utf-8") as f:
+            json.dump(dict(doc, results=[dict(r, status="skipped", reason="skipped before allocating", time=None,
+                                              algbw_GBps=0.0, busbw_GBps=0.0, busbw_mean_GBps=0.0, elapsed_s=0.0,
+                                              ops_per_sample=0, pct_of_peak=None, samples_us=[], stop_reason=None)
+                                         for r in doc["results"]]), f)
+        expect(report, ["compare", skipped, skipped], 2, "were skipped in both")
         out = expect(report, ["compare", base, cut, "--format", "json"], 1, "")
         result = json.loads(out)
         missing = len(result["only_a"])
