@@ -13,7 +13,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "ccbench/config.hpp"  // format_bytes
+#include "ccbench/config.hpp"       // format_bytes
+#include "ccbench/output_file.hpp"  // file_kind
 #include "ccbench/report/rows.hpp"
 #include "ccbench/report/text.hpp"
 #include "ccbench/result_json.hpp"
@@ -40,19 +41,6 @@ struct FileDescriptor {
     }
   }
 };
-
-std::string_view file_kind(mode_t mode) {
-  if (S_ISFIFO(mode)) {
-    return "a named pipe";
-  }
-  if (S_ISCHR(mode) || S_ISBLK(mode)) {
-    return "a device";
-  }
-  if (S_ISDIR(mode)) {
-    return "a directory";
-  }
-  return S_ISSOCK(mode) ? "a socket" : "not a regular file";
-}
 
 std::string join_location(const std::string& file, const std::string& pointer, const std::string& message) {
   return pointer.empty() ? fmt::format("{}: {}", file, message) : fmt::format("{}: {}: {}", file, pointer, message);
@@ -202,7 +190,8 @@ std::string read_input_file(const std::filesystem::path& path, std::uintmax_t ma
   }
   const FileDescriptor file{fd};
   if (!S_ISREG(st.st_mode)) {
-    throw InputError(name, "", fmt::format("is {}, not a regular file: expected a {}", file_kind(st.st_mode), what));
+    throw InputError(name, "",
+                     fmt::format("is {}, not a regular file: expected a {}", ccbench::file_kind(st.st_mode), what));
   }
   if (fd < 0) {
     throw InputError(name, "", fmt::format("cannot read: {}", std::strerror(errno)));

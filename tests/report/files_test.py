@@ -49,7 +49,7 @@ def check_inputs(report, data):
     run_file = os.path.join(data, "runs", "allreduce-np4-a.json")
     with tempfile.TemporaryDirectory() as tmp:
         zero, _, pipe = make_nodes(tmp)
-        expect(report, ["table", zero], 2, "is a device")
+        expect(report, ["table", zero], 2, "is a character device")
         expect(report, ["table", pipe], 2, "is a named pipe")
         expect(report, ["compare", run_file, pipe], 2, "is a named pipe")
         big = os.path.join(tmp, "big.json")

@@ -22,25 +22,6 @@ namespace {
 constexpr int kMaxDefaultNames = 1000;  // <stem>.json, <stem>-2.json, ... <stem>-1000.json
 constexpr int kLockAttempts = 100;      // a lock file replaced under us this often is not a race
 
-std::string_view kind_of(mode_t mode) {
-  if (S_ISCHR(mode)) {
-    return "a character device";
-  }
-  if (S_ISBLK(mode)) {
-    return "a block device";
-  }
-  if (S_ISFIFO(mode)) {
-    return "a named pipe";
-  }
-  if (S_ISSOCK(mode)) {
-    return "a socket";
-  }
-  if (S_ISLNK(mode)) {
-    return "a symbolic link";
-  }
-  return S_ISDIR(mode) ? "a directory" : "not a regular file";
-}
-
 std::filesystem::path folder_of(const std::filesystem::path& path) {
   const auto parent = path.parent_path();
   return parent.empty() ? std::filesystem::path(".") : parent;
@@ -58,7 +39,7 @@ void refuse_non_regular(const std::filesystem::path& path, std::string_view flag
       throw UsageError(
           fmt::format("{} {}: is {}; only a regular file is written (a new one, or one replacing "
                       "a regular file)",
-                      flag, path.string(), kind_of(st.st_mode)));
+                      flag, path.string(), file_kind(st.st_mode)));
     }
   } else if (errno != ENOENT) {
     throw UsageError(fmt::format("{} {}: cannot use it: {}", flag, path.string(), std::strerror(errno)));
@@ -167,6 +148,25 @@ void write_all(int fd, std::string_view text, const std::filesystem::path& path)
 }
 
 }  // namespace
+
+std::string_view file_kind(mode_t mode) {
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a named pipe";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  if (S_ISLNK(mode)) {
+    return "a symbolic link";
+  }
+  return S_ISDIR(mode) ? "a directory" : "not a regular file";
+}
 
 void check_output_path(const std::filesystem::path& path, std::string_view flag) {
   refuse_non_regular(path, flag);

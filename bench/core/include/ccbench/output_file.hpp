@@ -3,11 +3,17 @@
 // replacing a regular file, in a folder that exists and is writable; checked before any work, held
 // against a second writer, and replaced atomically without a temporary file that outlives a killed
 // writer.
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 #include <string_view>
 
 namespace ccbench {
+
+/// What a file that is not a regular one is, from its st_mode: "a character device", "a named
+/// pipe", "a symbolic link", ... (the words every refusal of a path uses).
+std::string_view file_kind(mode_t mode);
 
 /// Throws UsageError (one line, naming `flag` and the path) when `path` exists and is not a regular
 /// file (a device, a pipe, a socket, a symlink, a directory), or its folder is missing, not a folder,
