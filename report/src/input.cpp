@@ -223,10 +223,6 @@ std::string read_input_file(const std::filesystem::path& path, std::uintmax_t ma
 
 LoadedRun read_result_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
   const auto name = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(name, "", "is a directory, expected a result file (.json)");
-  }
   const std::string text = read_input_file(path, max_bytes, "result file (.json)");
   if (text.empty()) {
     throw InputError(name, "", "empty file, expected a ccbench result document");

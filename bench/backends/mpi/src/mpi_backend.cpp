@@ -21,7 +21,6 @@ class HostBuffer {
  public:
   std::byte* ensure(std::size_t bytes) {
     if (bytes > m_bytes) {
-      constexpr std::size_t kAlign = 4096;
       const std::size_t size = rounded(bytes);
       // NOLINTNEXTLINE(cppcoreguidelines-no-malloc)
       m_data.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, size)));
@@ -38,10 +37,8 @@ class HostBuffer {
   [[nodiscard]] std::size_t growth(std::size_t bytes) const { return bytes > m_bytes ? rounded(bytes) : 0; }
 
  private:
-  static std::size_t rounded(std::size_t bytes) {
-    constexpr std::size_t kAlign = 4096;
-    return (bytes + kAlign - 1) / kAlign * kAlign;
-  }
+  static constexpr std::size_t kAlign = 4096;
+  static std::size_t rounded(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
   std::unique_ptr<std::byte, FreeDeleter> m_data;
   std::size_t m_bytes = 0;
 };
