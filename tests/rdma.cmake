@@ -21,7 +21,7 @@ endif()
 # Our ib_write_bw_bench / ib_write_lat_bench under mpirun -np 2 on rxe0, verified, JSON validated, printed beside
 # perftest at the same sizes; --all-pairs on 4 ranks; bad device / GID / port / rank count exit 2; --mem cuda:0
 # skipped with its reason (no GPU in the guest); a peer SIGKILLed mid-sweep (mpirun and standalone); ours/perftest
-# for ib_write_bw at 64 KiB and 1 MiB over 3 interleaved pairs, the median inside 0.7-1.4 (~30 s of the run).
+# for ib_write_bw at 64 KiB and 1 MiB over 5 interleaved pairs, the median inside 0.7-1.4 (~50 s of the run).
 if(TARGET ib_write_bw_bench AND CCBENCH_VERBS_FOUND)
   if(CCBENCH_CUDA_FOUND)
     set(_rdma_cuda 1)
