@@ -259,10 +259,8 @@ void imb() {
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = now_s();
   std::uint64_t previous = kMsgsPerSample;
-  std::vector<std::uint64_t> sizes{0};
-  for (const std::uint64_t bytes : sweep(4, kMaxBytes, 2)) {
-    sizes.push_back(bytes);
-  }
+  std::vector<std::uint64_t> sizes = sweep(4, kMaxBytes, 2);
+  sizes.insert(sizes.begin(), 0);
   for (const std::uint64_t bytes : sizes) {
     Buffers buffers(Collective::AllReduce, bytes, nranks, rank);
     const std::uint64_t selected =

@@ -109,7 +109,7 @@ def paired(perf, coll, rounds):
 
 def explain(ratios, ours_us, bare_us, mean_ratios, one_launch):
     """Why a size's median ratio is outside +-5%, from what the repetitions show. `one_launch`:
-    the (p50/bare, mean/bare) ratios of the rounds in one launch, or None."""
+    paired()'s (p50/bare, mean/bare, p50/bare stream's median op) ratios of the rounds in one launch, or None."""
     lo, hi = min(ratios), max(ratios)
     so, sb = spread(ours_us), spread(bare_us)
     mean_ratio = statistics.median(mean_ratios)
