@@ -33,7 +33,7 @@ gtest_discover_tests(ccbench_topo_discovery_tests TEST_PREFIX "unit.topo." PROPE
 # Expected peak per bench and per split on the same fixtures (discovery's JSON reader, the spec
 # database, and core's plan_groups together).
 add_executable(ccbench_peak_on_fixtures_tests unit/peak_on_fixtures_test.cpp)
-target_link_libraries(ccbench_peak_on_fixtures_tests PRIVATE ccbench::topo_discovery ccbench::specs ccbench::core
+target_link_libraries(ccbench_peak_on_fixtures_tests PRIVATE ccbench::topo_discovery ccbench::specs ccbench::model
                       GTest::gtest_main ccbench::warnings)
 target_compile_definitions(ccbench_peak_on_fixtures_tests PRIVATE
                            CCBENCH_TOPO_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data/topo")

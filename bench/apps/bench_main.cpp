@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <optional>
 #include <thread>
+#include <variant>
 
 #include "backend_registry.hpp"
 #include "binding.hpp"
+#include "ccbench/cli.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"

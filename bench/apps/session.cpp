@@ -100,7 +100,7 @@ void Session::plan_peaks() {
     for (const int r : g.ranks) {
       places.push_back(m_in.places[static_cast<std::size_t>(r)]);
     }
-    m_peaks[g.id] = topo::expected_peak(topo::SpecDatabase::builtin(), m_in.topology, places, m_in.config.collective);
+    m_peaks[g.id] = topo::expected_peak(topo::SpecDatabase::builtin(), m_in.topology, places);
   }
 }
 

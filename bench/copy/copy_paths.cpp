@@ -178,7 +178,7 @@ CopyPeak copy_peak(const Path& path, const topo::SpecDatabase& specs, const topo
       }
       const std::vector<topo::RankPlace> places{{0, topo_gpu_of_device[static_cast<std::size_t>(path.src)]},
                                                 {0, topo_gpu_of_device[static_cast<std::size_t>(path.dst)]}};
-      const topo::Peak p = topo::expected_peak(specs, {host}, places, Collective::SendRecv);
+      const topo::Peak p = topo::expected_peak(specs, {host}, places);
       if (!p.GBps) {
         return {std::nullopt, p.basis};
       }

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ccbench/cli.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/errors.hpp"
 

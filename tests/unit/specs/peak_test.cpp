@@ -29,7 +29,7 @@ std::vector<RankPlace> concat(std::vector<RankPlace> a, const std::vector<RankPl
 }
 
 Peak peak(const std::vector<HostTopology>& hosts, const std::vector<RankPlace>& ranks) {
-  return expected_peak(db(), hosts, ranks, Collective::AllReduce);
+  return expected_peak(db(), hosts, ranks);
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -308,15 +308,6 @@ TEST(ExpectedPeak, OneRankOrBadPlacesAreNull) {
   EXPECT_FALSE(peak(hosts, {RankPlace{0, 0}, RankPlace{1, 0}}).GBps);
   EXPECT_FALSE(peak(hosts, {RankPlace{0, 0}, RankPlace{0, 8}}).GBps);
   EXPECT_FALSE(peak(hosts, {RankPlace{0, 3}, RankPlace{0, 3}}).GBps);  // both ranks on one GPU
-}
-
-TEST(ExpectedPeak, EveryCollectiveHasTheSameBound) {
-  const std::vector<HostTopology> hosts{hgx_node("node-a", "NVIDIA H100 80GB HBM3", 18)};
-  for (const auto& row : all_collectives()) {
-    const auto p = expected_peak(db(), hosts, gpu_ranks(0, 0, 8), row.id);
-    ASSERT_TRUE(p.GBps) << row.name;
-    EXPECT_DOUBLE_EQ(*p.GBps, 450.0) << row.name;
-  }
 }
 
 TEST(ExpectedPeak, B200NodeIsNvlink900) {

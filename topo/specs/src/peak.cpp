@@ -425,8 +425,7 @@ Bound single_host_bound(const SpecDatabase& specs, const HostGroup& group) {
 }  // namespace
 
 Peak expected_peak(const SpecDatabase& specs, const std::vector<HostTopology>& hosts,
-                   const std::vector<RankPlace>& ranks, Collective collective) {
-  static_cast<void>(collective);  // every collective is bounded by the same link (see the header)
+                   const std::vector<RankPlace>& ranks) {
   if (ranks.size() < 2) {
     return {std::nullopt, "one rank: no link"};
   }

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "ccbench/collective.hpp"
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology.hpp"
 
@@ -44,11 +43,11 @@ struct Peak {
 ///   or an unrated InfiniBand rate, a rank outside the topology): nullopt, and the basis says what.
 ///   A single rank: nullopt ("one rank: no link"). A peak is never invented.
 ///
-/// `collective`: all seven collectives are bounded by the same link with nccl-tests' busbw factors
-/// (busbw already normalises ring traffic to the per-link rate), so the result does not depend on it;
-/// the parameter stays so that a collective-specific bound (NVLS, tree) can be added without an API break.
+/// It takes no collective: all seven are bounded by the same link with nccl-tests' busbw factors (busbw
+/// already normalises ring traffic to the per-link rate). A collective-specific bound (NVLS, tree) would
+/// come in as a parameter of its own.
 Peak expected_peak(const SpecDatabase& specs, const std::vector<HostTopology>& hosts,
-                   const std::vector<RankPlace>& ranks, Collective collective);
+                   const std::vector<RankPlace>& ranks);
 
 /// One GPU's PCIe link per direction as the GPU and its slot can train it (max generation x width: GPUs
 /// lower the generation when idle), with a note in the basis when discovery saw it below its max.

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "ccbench/backend.hpp"
+#include "ccbench/case_spec.hpp"
 #include "ccbench/pattern_math.hpp"
 
 namespace ccbench {

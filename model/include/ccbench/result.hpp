@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ccbench/backend.hpp"
+#include "ccbench/case_spec.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/host_info.hpp"
+#include "ccbench/rdma_info.hpp"
 #include "ccbench/statistics.hpp"
 
 namespace ccbench {

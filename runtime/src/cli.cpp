@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "ccbench/binding.hpp"
+#include "ccbench/cli.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/version.hpp"

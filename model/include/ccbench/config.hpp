@@ -3,9 +3,7 @@
 // function that returns every error, then passed down (no globals).
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "ccbench/collective.hpp"
@@ -75,14 +73,6 @@ struct RunConfig {
   RdmaOptions rdma;            // ib_write_bw / ib_write_lat only
   std::vector<std::string> argv;
 };
-
-/// `--help` / `--version` text to print instead of running.
-struct EarlyExit {
-  std::string text;
-};
-
-/// Parses argv. Throws UsageError (one line) on syntax errors and on anything validate() rejects.
-std::variant<RunConfig, EarlyExit> parse_command_line(Collective collective, std::span<const char* const> argv);
 
 /// Every problem with a config, each one line that says how to fix it. Empty when valid.
 std::vector<std::string> validate(const RunConfig& config);

@@ -8,66 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "ccbench/collective.hpp"
+#include "ccbench/case_spec.hpp"
 #include "ccbench/config.hpp"
-#include "ccbench/types.hpp"
+#include "ccbench/rdma_info.hpp"
 
 namespace ccbench {
-
-/// One measured case: which collective, on which data, in place or not.
-struct CaseSpec {
-  Collective collective = Collective::AllReduce;
-  DType dtype = DType::Float32;
-  ReduceOp op = ReduceOp::Sum;
-  int root = 0;
-  bool in_place = false;
-  std::uint64_t count = 0;  // nccl-tests' count (see collective.hpp)
-};
-
-/// One side of an RDMA pair (the verbs backend): where its queue pairs live.
-struct RdmaEndpoint {
-  int rank = 0;  // world rank
-  std::string host;
-  std::string device;  // "mlx5_0", "rxe0"
-  int port = 1;
-  std::string link_layer;        // "InfiniBand", "Ethernet"
-  std::optional<int> gid_index;  // unset: InfiniBand addressed by LID
-  std::string gid;               // "fe80::...", "::ffff:192.0.2.1"; empty without a GID
-  std::string gid_type;          // "RoCE v2", "RoCE v1", "IB"; empty without a GID
-  int lid = 0;
-  std::optional<double> rate_Gbps;  // the port's active speed x width; unset when unknown
-  int active_mtu = 0;               // bytes
-};
-
-/// How an RDMA pair was connected (ib_write_bw / ib_write_lat), for the result.
-struct RdmaInfo {
-  std::string transport = "RC";
-  int mtu = 0;  // the path MTU in use, bytes
-  int qps = 1;
-  int tx_depth = 1;
-  int cq_mod = 1;
-  int inline_bytes = 0;  // writes up to this size go inline
-  bool bidir = false;
-  std::string mem = "host";
-  std::vector<RdmaEndpoint> endpoints;  // the pair, in group rank order (the writer first)
-  // ib_write_bw, one direction: bytes over wall time across the case's samples back to back (perftest's
-  // BW average); unset for ib_write_lat and --bidirectional
-  std::optional<double> run_bw_GBps;
-};
-
-struct Support {
-  bool supported = true;
-  std::string reason;  // why not, when not
-};
-
-/// What no backend measures, with the same reason on each: a size below one element per rank (count 0,
-/// which NCCL accepts and returns from at once, so its time would pass for a result).
-inline Support generic_support(const CaseSpec& spec) {
-  if (spec.count == 0) {
-    return Support{false, "size is below one element per rank"};
-  }
-  return Support{};
-}
 
 /// Measures the time of what a backend enqueued. `stop()` waits until every op enqueued
 /// since `start()` is complete on this rank and returns the elapsed seconds.
