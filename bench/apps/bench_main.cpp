@@ -20,7 +20,7 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"
 #include "ccbench/output_file.hpp"
-#include "ccbench/pairing.hpp"
+#include "ccbench/run_plan.hpp"
 #include "ccbench/tcp_pair.hpp"
 #include "ccbench/version.hpp"
 #include "session.hpp"
@@ -173,33 +173,6 @@ Membership join_pair(const RunConfig& config, Group& pair, const std::vector<Gro
   return m;
 }
 
-/// --all-pairs: every pair of ranks, in rounds of disjoint pairs (each round's pairs numbered from 0).
-std::vector<std::vector<GroupPlan>> all_pairs_plan(const std::vector<HostInfo>& hosts, int ranks) {
-  std::vector<std::string> host_of_rank(static_cast<std::size_t>(ranks));
-  for (const auto& h : hosts) {
-    for (const int r : h.ranks) {
-      host_of_rank[static_cast<std::size_t>(r)] = h.hostname;
-    }
-  }
-  std::vector<std::vector<GroupPlan>> rounds;
-  for (const auto& round : all_pairs_rounds(ranks)) {
-    auto& groups = rounds.emplace_back();
-    for (const auto& [a, b] : round) {
-      GroupPlan g;
-      g.color = static_cast<int>(groups.size());
-      g.kind = "pair";
-      g.id = fmt::format("pair:{}-{}", a, b);
-      g.ranks = {a, b};
-      g.hosts = {host_of_rank[static_cast<std::size_t>(a)]};
-      if (host_of_rank[static_cast<std::size_t>(b)] != g.hosts.front()) {
-        g.hosts.push_back(host_of_rank[static_cast<std::size_t>(b)]);
-      }
-      groups.push_back(std::move(g));
-    }
-  }
-  return rounds;
-}
-
 std::size_t host_of(const Layout& layout, int rank) {
   const auto host = std::find_if(layout.hosts.begin(), layout.hosts.end(), [&](const HostInfo& h) {
     return std::find(h.ranks.begin(), h.ranks.end(), rank) != h.ranks.end();
@@ -264,34 +237,10 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   stop_here_if_asked("setup", world.rank());
   const Layout layout = discover_layout(world);
   in.hosts = layout.hosts;
-  in.groups = plan_groups(in.config.split, layout.hosts);
-  if (is_rdma(in.config.collective) && in.config.rdma.all_pairs) {
-    in.rounds = all_pairs_plan(layout.hosts, world.size());
-    in.groups.clear();
-    for (const auto& round : in.rounds) {
-      in.groups.insert(in.groups.end(), round.begin(), round.end());
-    }
-    if (in.groups.empty()) {  // one rank: a single group of one, skipped as every split's is
-      in.groups = plan_groups(Split::Pairs, layout.hosts);
-      in.rounds.clear();
-    }
-  }
+  in.plan = plan_run(in.config, layout.hosts);
   agreed(world, coll.bench, [&] {
-    const auto smallest = std::min_element(in.groups.begin(), in.groups.end(), [](const auto& a, const auto& b) {
-      return a.ranks.size() < b.ranks.size();
-    });
-    if (is_rdma(in.config.collective) && world.size() < 2) {
-      throw UsageError(
-          fmt::format("{} measures between 2 ranks: start it with mpirun -np 2 (or more, in pairs)", coll.bench));
-    }
-    const auto n = smallest->ranks.size();
-    if (coll.has_root && in.config.root >= static_cast<int>(n)) {
-      throw UsageError(
-          in.config.split == Split::World
-              ? fmt::format("--root {} is not a rank of this job ({} ranks: 0..{})", in.config.root, n, n - 1)
-              : fmt::format("--root {} is not a rank of every group of --split {} (the smallest has {} "
-                            "ranks: 0..{})",
-                            in.config.root, name(in.config.split), n, n - 1));
+    if (!in.plan.errors.empty()) {
+      throw UsageError(joined_errors(in.plan));
     }
     return true;
   });
@@ -326,7 +275,7 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
     return launch.mpi != nullptr ? join_group(config, choice, gpus, *launch.mpi, layout, groups, coll.bench)
                                  : join_pair(config, world, groups, coll.bench);
   };
-  Membership member = join(in.config, in.rounds.empty() ? in.groups : in.rounds.front());
+  Membership member = join(in.config, in.plan.rounds.front());
   const std::string bus_id = member.backend ? member.backend->device_bus_id() : std::string{};
   guard.begin("set-up: gathering where every rank runs");
   in.places = gather_places(world, layout.hosts, in.topology, bus_id);

@@ -20,12 +20,13 @@ namespace ccbench {
 
 Session::Session(SessionInputs inputs, Group& world, Membership membership, HangGuard& guard, JoinRound join_round)
     : m_in(std::move(inputs)),
+      m_groups(m_in.plan.groups()),
       m_coll(info(m_in.config.collective)),
       m_world(world),
       m_member(std::move(membership)),
       m_guard(guard),
       m_join_round(std::move(join_round)),
-      m_variant(m_in.config.nccl_variants ? "configured" : "") {
+      m_variant(m_in.plan.variants.front()) {
   if (is_writer()) {
     m_guard.set_recorder([this](const Hang& h) { record_hang(h); });
   }
@@ -59,18 +60,6 @@ std::string op_activity(std::string_view op, std::uint64_t size, bool in_place, 
 
 }  // namespace
 
-std::vector<bool> Session::placements() const {
-  switch (m_in.config.placement) {
-    case Placement::OutOfPlace:
-      return {false};
-    case Placement::InPlace:
-      return {true};
-    case Placement::Both:
-      break;
-  }
-  return {false, true};
-}
-
 void Session::start_document(const std::map<std::string, std::string>& versions) {
   auto& run = m_doc.run;
   run.id = make_run_id();
@@ -95,7 +84,7 @@ void Session::plan_peaks() {
   if (is_rdma(m_in.config.collective)) {
     return;  // a pair's ports are known once it is connected (record)
   }
-  for (const auto& g : m_in.groups) {
+  for (const auto& g : m_groups) {
     std::vector<topo::RankPlace> places;
     for (const int r : g.ranks) {
       places.push_back(m_in.places[static_cast<std::size_t>(r)]);
@@ -118,13 +107,13 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   h.hosts = static_cast<int>(m_in.hosts.size());
   if (c.rdma.all_pairs && is_rdma(c.collective)) {
     h.groups = fmt::format("--all-pairs: {} pair(s) in {} round(s), the pairs of a round side by side",
-                           m_in.groups.size(), m_in.rounds.size());
+                           m_groups.size(), m_in.plan.rounds.size());
   } else if (c.split != Split::World) {
-    h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_in.groups.size());
+    h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_groups.size());
   }
   const std::string batch = c.batch_ops ? fmt::format("{} ops per sample", *c.batch_ops)
                                         : std::string{"ops per sample calibrated to ~0.25 ms"};
-  for (const auto& g : m_in.groups) {
+  for (const auto& g : m_groups) {
     if (c.peak_GBps) {
       h.peaks.push_back(fmt::format("{:g} GB/s (--peak-GBps)", *c.peak_GBps));
       break;
@@ -263,9 +252,9 @@ std::vector<CaseResult> Session::collect(const std::string& mine) {
   }
   std::stable_sort(out.begin(), out.end(), [this](const CaseResult& a, const CaseResult& b) {
     const auto color = [this](const CaseResult& r) {
-      return std::find_if(m_in.groups.begin(), m_in.groups.end(),
+      return std::find_if(m_groups.begin(), m_groups.end(),
                           [&](const GroupPlan& g) { return g.id == r.group_id; }) -
-             m_in.groups.begin();
+             m_groups.begin();
     };
     return color(a) < color(b);
   });
@@ -380,10 +369,9 @@ bool Session::sweep(const TablePrinter& printer) {
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
   }
   bool failed = false;
-  const RunConfig& c = m_in.config;
-  for (const std::uint64_t size : sweep_sizes(c.min_bytes, c.max_bytes, c.step_factor, size_of(c.dtype))) {
+  for (const std::uint64_t size : m_in.plan.sizes) {
     std::vector<CaseResult> cells;
-    for (const bool in_place : placements()) {
+    for (const bool in_place : m_in.plan.placements) {
       {
         const std::lock_guard lock(m_doc_mutex);
         m_position = Position{size, in_place, {}};
@@ -408,7 +396,7 @@ bool Session::sweep(const TablePrinter& printer) {
 bool Session::sweep_ring_variant(const TablePrinter& printer) {
   {
     const std::lock_guard lock(m_doc_mutex);
-    m_variant = "ring";
+    m_variant = m_in.plan.variants.back();
     m_position.reset();
   }
   const auto configured = m_facts.versions.find("nccl_algo");
@@ -440,7 +428,7 @@ int Session::run() {
     const std::lock_guard lock(m_doc_mutex);
     m_facts = facts;
   }
-  const TablePrinter printer(table_stream(), placements(), m_in.config.split != Split::World,
+  const TablePrinter printer(table_stream(), m_in.plan.placements, m_in.config.split != Split::World,
                              m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps);
   if (is_writer()) {
     start_document(facts.versions);
@@ -448,18 +436,18 @@ int Session::run() {
     printer.header(table_header(facts.versions, facts.backend, facts.clock));
   }
   bool failed = sweep(printer);
-  for (std::size_t round = 1; round < m_in.rounds.size(); ++round) {  // --all-pairs: the next round's pairs
+  for (std::size_t round = 1; round < m_in.plan.rounds.size(); ++round) {  // --all-pairs: the next round's pairs
     {
       const std::lock_guard lock(m_doc_mutex);
       m_round = round;
       m_position.reset();
     }
-    m_guard.begin(fmt::format("set-up: connecting the pairs of round {} of {}", round + 1, m_in.rounds.size()));
-    rejoin(m_in.rounds[round]);
+    m_guard.begin(fmt::format("set-up: connecting the pairs of round {} of {}", round + 1, m_in.plan.rounds.size()));
+    rejoin(m_in.plan.rounds[round]);
     m_guard.idle("set-up");
     failed = sweep(printer) || failed;
   }
-  if (m_in.config.nccl_variants) {
+  if (m_in.plan.variants.size() > 1) {
     failed = sweep_ring_variant(printer) || failed;
   }
   if (is_writer()) {

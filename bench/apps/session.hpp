@@ -13,6 +13,7 @@
 #include "ccbench/groups.hpp"
 #include "ccbench/mpi/mpi_group.hpp"
 #include "ccbench/result.hpp"
+#include "ccbench/run_plan.hpp"
 #include "ccbench/runner.hpp"
 #include "ccbench/table_printer.hpp"
 #include "ccbench/topo/peak.hpp"
@@ -32,8 +33,7 @@ struct Membership {
 struct SessionInputs {
   RunConfig config;
   std::vector<HostInfo> hosts;
-  std::vector<GroupPlan> groups;                 // every group of the run (with --all-pairs, of every round)
-  std::vector<std::vector<GroupPlan>> rounds;    // --all-pairs: the groups of each round; else one round
+  RunPlan plan;                                  // rounds of groups, variants, sizes, placements
   std::string result_path;                       // "-" for stdout; only world rank 0 writes
   std::vector<topo::HostTopology> topology;      // one per host
   std::vector<topo::RankPlace> places;           // one per world rank
@@ -72,7 +72,6 @@ class Session {
   bool sweep_ring_variant(const TablePrinter& printer);
   [[nodiscard]] bool is_writer() const { return m_world.rank() == 0; }
   [[nodiscard]] std::FILE* table_stream() const { return m_in.result_path == "-" ? stderr : stdout; }
-  [[nodiscard]] std::vector<bool> placements() const;
   [[nodiscard]] TableHeader table_header(const std::map<std::string, std::string>& versions, const std::string& backend,
                                          const std::string& clock) const;
   [[nodiscard]] CaseResult base_result(const GroupPlan& group, std::uint64_t size, bool in_place) const;
@@ -95,6 +94,7 @@ class Session {
   void rejoin(const std::vector<GroupPlan>& groups);
 
   SessionInputs m_in;
+  std::vector<GroupPlan> m_groups;  // every group of every round of the plan
   const CollectiveInfo& m_coll;
   Group& m_world;
   Membership m_member;
@@ -103,7 +103,7 @@ class Session {
   std::size_t m_round = 0;  // the round being measured (its groups: current_groups())
   std::string m_variant;    // --nccl-variants: "configured", then "ring"; empty otherwise
   [[nodiscard]] const std::vector<GroupPlan>& current_groups() const {
-    return m_in.rounds.empty() ? m_in.groups : m_in.rounds[m_round];
+    return m_in.plan.rounds[m_round];
   }
   std::mutex m_doc_mutex;  // m_doc, m_position, m_facts: a hang is recorded from another thread
   ResultDocument m_doc;

@@ -1,0 +1,40 @@
+#pragma once
+// The run planner: what a run will measure, decided before any process connects to another. A pure
+// function of the config and the layout of ranks on hosts, so every rank computes the same plan, and the
+// tests inspect it without MPI.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ccbench/config.hpp"
+#include "ccbench/groups.hpp"
+#include "ccbench/host_info.hpp"
+
+namespace ccbench {
+
+struct RunPlan {
+  /// The groups that run side by side in each round. One round, the groups of --split, unless
+  /// --all-pairs, which has a round for each set of disjoint pairs (every pair of ranks meets once).
+  std::vector<std::vector<GroupPlan>> rounds;
+  std::vector<std::string> variants;   // {""}, or {"configured", "ring"} under --nccl-variants
+  std::vector<std::uint64_t> sizes;    // the sweep, bytes (-b, -e, -f, rounded to whole elements)
+  std::vector<bool> placements;        // in_place of each case at a size, in order (--placement)
+  std::vector<std::string> errors;     // what the layout refuses, each one line; empty when the plan runs
+  bool all_pairs = false;              // the rounds are those of --all-pairs
+
+  /// Every group of every round, in order.
+  [[nodiscard]] std::vector<GroupPlan> groups() const;
+};
+
+/// The plan of `config` over `hosts` (each host's world ranks). Checks once, and reports together, all
+/// that depends on the layout: an RDMA bench needs 2 ranks; --root must be a rank of every group.
+RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts);
+
+/// --all-pairs over `ranks` world ranks: every pair, in rounds of disjoint pairs (each round's pairs
+/// numbered from 0), the pair's hosts from `hosts`.
+std::vector<std::vector<GroupPlan>> all_pairs_groups(const std::vector<HostInfo>& hosts, int ranks);
+
+/// The errors of a plan as the one line a usage error prints ("; " between them).
+std::string joined_errors(const RunPlan& plan);
+
+}  // namespace ccbench

@@ -1,0 +1,159 @@
+#include "ccbench/run_plan.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+
+#include "ccbench/collective.hpp"
+
+namespace ccbench {
+namespace {
+
+/// `n` hosts with one rank each: host-0000 holds rank 0, and so on.
+std::vector<HostInfo> one_rank_per_host(int n) {
+  std::vector<HostInfo> hosts;
+  for (int i = 0; i < n; ++i) {
+    hosts.push_back({fmt::format("host-{:04}", i), {i}});
+  }
+  return hosts;
+}
+
+RunConfig all_pairs_config() {
+  RunConfig c;
+  c.collective = Collective::IbWriteBw;
+  c.rdma.all_pairs = true;
+  return c;
+}
+
+/// Checks every round is disjoint and every pair of `n` ranks meets exactly once; returns the pairs seen.
+std::size_t check_round_robin(const RunPlan& plan, int n) {
+  std::vector<char> met(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0);
+  std::size_t pairs = 0;
+  for (const auto& round : plan.rounds) {
+    std::vector<char> busy(static_cast<std::size_t>(n), 0);
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      const GroupPlan& g = round[i];
+      EXPECT_EQ(g.color, static_cast<int>(i));
+      EXPECT_EQ(g.kind, "pair");
+      if (g.ranks.size() != 2) {
+        ADD_FAILURE() << g.id << " has " << g.ranks.size() << " ranks";
+        continue;
+      }
+      const int a = g.ranks[0];
+      const int b = g.ranks[1];
+      EXPECT_LT(a, b);
+      EXPECT_EQ(g.id, fmt::format("pair:{}-{}", a, b));
+      EXPECT_EQ(g.hosts, (std::vector<std::string>{fmt::format("host-{:04}", a), fmt::format("host-{:04}", b)}));
+      for (const int r : {a, b}) {
+        EXPECT_EQ(busy[static_cast<std::size_t>(r)]++, 0) << "rank " << r << " twice in a round";
+      }
+      EXPECT_EQ(met[static_cast<std::size_t>(a) * static_cast<std::size_t>(n) + static_cast<std::size_t>(b)]++, 0)
+          << g.id << " meets twice";
+      ++pairs;
+    }
+  }
+  return pairs;
+}
+
+TEST(RunPlan, AllPairsOver1024HostsIs1023RoundsOfDisjointPairsEachPairOnce) {
+  const RunPlan plan = plan_run(all_pairs_config(), one_rank_per_host(1024));
+  EXPECT_TRUE(plan.errors.empty()) << joined_errors(plan);
+  EXPECT_TRUE(plan.all_pairs);
+  ASSERT_EQ(plan.rounds.size(), 1023U);
+  for (const auto& round : plan.rounds) {
+    ASSERT_EQ(round.size(), 512U);
+  }
+  EXPECT_EQ(check_round_robin(plan, 1024), 1024U * 1023U / 2U);  // 523,776: every pair, once
+}
+
+TEST(RunPlan, AllPairsOverAnOddCountSitsOneRankOutEachRound) {
+  const RunPlan plan = plan_run(all_pairs_config(), one_rank_per_host(7));
+  ASSERT_EQ(plan.rounds.size(), 7U);
+  for (const auto& round : plan.rounds) {
+    EXPECT_EQ(round.size(), 3U);
+  }
+  EXPECT_EQ(check_round_robin(plan, 7), 21U);
+}
+
+TEST(RunPlan, AllPairsOnOneHostNamesThatHostOnce) {
+  const RunPlan plan = plan_run(all_pairs_config(), {{"solo", {0, 1, 2, 3}}});
+  ASSERT_EQ(plan.rounds.size(), 3U);
+  EXPECT_EQ(plan.rounds[0][0].hosts, (std::vector<std::string>{"solo"}));
+  EXPECT_EQ(plan.groups().size(), 6U);
+}
+
+TEST(RunPlan, AllPairsIsForTheRdmaBenchesOnly) {
+  RunConfig c = all_pairs_config();
+  c.collective = Collective::AllReduce;
+  const RunPlan plan = plan_run(c, one_rank_per_host(4));
+  EXPECT_FALSE(plan.all_pairs);
+  ASSERT_EQ(plan.rounds.size(), 1U);
+  ASSERT_EQ(plan.rounds[0].size(), 1U);
+  EXPECT_EQ(plan.rounds[0][0].id, "world");
+}
+
+TEST(RunPlan, SplitIsOneRoundOfItsGroups) {
+  RunConfig c;
+  c.split = Split::Node;
+  const RunPlan plan = plan_run(c, {{"a", {0, 1}}, {"b", {2, 3}}});
+  ASSERT_EQ(plan.rounds.size(), 1U);
+  EXPECT_EQ(plan.rounds[0].size(), 2U);
+  EXPECT_EQ(plan.groups().size(), 2U);
+}
+
+TEST(RunPlan, SizesPlacementsAndVariantsComeFromTheConfig) {
+  RunConfig c;
+  c.min_bytes = 8;
+  c.max_bytes = 1024;
+  c.step_factor = 4.0;
+  c.placement = Placement::InPlace;
+  const RunPlan plain = plan_run(c, one_rank_per_host(2));
+  EXPECT_EQ(plain.sizes, (std::vector<std::uint64_t>{8, 32, 128, 512}));  // 2048 is past -e
+  EXPECT_EQ(plain.sizes, sweep_sizes(8, 1024, 4.0, 4));
+  EXPECT_EQ(plain.placements, (std::vector<bool>{true}));
+  EXPECT_EQ(plain.variants, (std::vector<std::string>{""}));
+  c.placement = Placement::Both;
+  c.nccl_variants = true;
+  const RunPlan variants = plan_run(c, one_rank_per_host(2));
+  EXPECT_EQ(variants.placements, (std::vector<bool>{false, true}));
+  EXPECT_EQ(variants.variants, (std::vector<std::string>{"configured", "ring"}));
+}
+
+TEST(RunPlan, RdmaOnOneRankIsRefused) {
+  const RunPlan plan = plan_run(all_pairs_config(), one_rank_per_host(1));
+  ASSERT_EQ(plan.errors.size(), 1U);
+  EXPECT_EQ(plan.errors[0], "ib_write_bw_bench measures between 2 ranks: start it with mpirun -np 2 (or more, in pairs)");
+}
+
+TEST(RunPlan, RootOutsideTheSmallestGroupIsRefused) {
+  RunConfig c;
+  c.collective = Collective::Broadcast;
+  c.root = 2;
+  EXPECT_EQ(joined_errors(plan_run(c, one_rank_per_host(2))), "--root 2 is not a rank of this job (2 ranks: 0..1)");
+  c.split = Split::Node;
+  EXPECT_EQ(joined_errors(plan_run(c, {{"a", {0, 1, 2}}, {"b", {3, 4}}})),
+            "--root 2 is not a rank of every group of --split node (the smallest has 2 ranks: 0..1)");
+  c.root = 1;
+  EXPECT_TRUE(plan_run(c, {{"a", {0, 1, 2}}, {"b", {3, 4}}}).errors.empty());
+  c.collective = Collective::AllReduce;  // no root: --root is not looked at
+  c.root = 9;
+  EXPECT_TRUE(plan_run(c, one_rank_per_host(2)).errors.empty());
+}
+
+TEST(RunPlan, EverySameInputGivesTheSamePlan) {
+  const auto hosts = one_rank_per_host(33);
+  const RunPlan a = plan_run(all_pairs_config(), hosts);
+  const RunPlan b = plan_run(all_pairs_config(), hosts);
+  ASSERT_EQ(a.rounds.size(), b.rounds.size());
+  for (std::size_t i = 0; i < a.rounds.size(); ++i) {
+    ASSERT_EQ(a.rounds[i].size(), b.rounds[i].size());
+    for (std::size_t j = 0; j < a.rounds[i].size(); ++j) {
+      EXPECT_EQ(a.rounds[i][j].id, b.rounds[i][j].id);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ccbench
