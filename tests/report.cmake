@@ -1,6 +1,7 @@
 # report/ tests (unit tier): the reader, the printers, compare, accept and html, on the real result
 # files under tests/data/report/runs. Included from tests/CMakeLists.txt (GTest, Python3 provided).
 add_executable(ccbench_report_tests
+  unit/report/accept_naming_test.cpp
   unit/report/accept_test.cpp
   unit/report/compare_test.cpp
   unit/report/html_test.cpp
@@ -11,6 +12,7 @@ target_link_libraries(ccbench_report_tests PRIVATE ccbench::report GTest::gtest_
 target_include_directories(ccbench_report_tests PRIVATE ${PROJECT_SOURCE_DIR}/report/src)
 target_compile_definitions(ccbench_report_tests PRIVATE
   CCBENCH_REPORT_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data/report"
+  CCBENCH_TOPO_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data/topo"
   CCBENCH_PROFILES_DIR="${PROJECT_SOURCE_DIR}/profiles")
 gtest_discover_tests(ccbench_report_tests TEST_PREFIX "unit." PROPERTIES LABELS unit
                      SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")

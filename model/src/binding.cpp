@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <tuple>
+
+#include "ccbench/topo/query.hpp"
 
 namespace ccbench {
 
@@ -22,80 +23,16 @@ std::optional<BindPolicy> parse_bind_policy(std::string_view text) {
 
 namespace {
 
-// A NUMA node a rank can run on: memory-only nodes (CXL, HBM) hold no CPUs to bind to.
-std::vector<const topo::NumaNode*> nodes_with_cpus(const topo::HostTopology& host) {
-  std::vector<const topo::NumaNode*> nodes;
-  for (const auto& node : host.numa_nodes) {
-    if (!node.cpus.empty()) {
-      nodes.push_back(&node);
-    }
-  }
-  return nodes;
-}
-
 const topo::NumaNode* node_by_index(const topo::HostTopology& host, int index) {
-  const auto nodes = nodes_with_cpus(host);
+  const auto nodes = topo::nodes_with_cpus(host);
   const auto it = std::ranges::find(nodes, index, &topo::NumaNode::index);
   return it == nodes.end() ? nullptr : *it;
-}
-
-// Firmware often leaves a device's NUMA node at -1 on a one-node host; there it can only be that node.
-std::optional<int> known_node(const topo::HostTopology& host, int numa_node) {
-  const auto nodes = nodes_with_cpus(host);
-  if (numa_node < 0 && nodes.size() == 1) {
-    return nodes.front()->index;
-  }
-  return numa_node < 0 ? std::nullopt : std::optional<int>(numa_node);
-}
-
-bool has_rdma_device(const topo::Nic& nic) { return nic.name != nic.netdev; }
-
-// 2 = ACTIVE/up, 1 = not reported, 0 = known not to pass traffic (DOWN, INIT, down, ...).
-int state_rank(const topo::Nic& nic) {
-  if (nic.state == "ACTIVE" || nic.state == "up") {
-    return 2;
-  }
-  return nic.state.empty() || nic.state == "unknown" ? 1 : 0;
-}
-
-bool usable_rdma_port(const topo::Nic& nic) { return has_rdma_device(nic) && state_rank(nic) > 0; }
-
-std::size_t common_prefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  const auto [ai, bi] = std::ranges::mismatch(a, b);
-  return static_cast<std::size_t>(ai - a.begin());
-}
-
-// NCCL only drives RDMA ports; fall back to every NIC so a host without one still names its nearest.
-std::vector<const topo::Nic*> nic_candidates(const topo::HostTopology& host) {
-  std::vector<const topo::Nic*> out;
-  for (const auto& nic : host.nics) {
-    if (usable_rdma_port(nic)) {
-      out.push_back(&nic);
-    }
-  }
-  if (out.empty()) {
-    for (const auto& nic : host.nics) {
-      out.push_back(&nic);
-    }
-  }
-  return out;
-}
-
-template <typename Key>
-const topo::Nic* best_nic(const std::vector<const topo::Nic*>& candidates, Key key) {
-  const topo::Nic* best = nullptr;
-  for (const topo::Nic* nic : candidates) {  // strictly better only: ties keep the first listed
-    if (best == nullptr || key(*best) < key(*nic)) {
-      best = nic;
-    }
-  }
-  return best;
 }
 
 void set_nic(BindingPlan& plan, const topo::Nic* nic) {
   if (nic != nullptr) {
     plan.nic = nic->name;
-    plan.nic_is_rdma_port = usable_rdma_port(*nic);
+    plan.nic_is_rdma_port = topo::has_rdma_device(*nic) && topo::port_state(*nic) != topo::PortState::Down;
   }
 }
 
@@ -193,8 +130,8 @@ BindingPlan plan_gpu_rank(const topo::HostTopology& host, const BindingInputs& i
     return plan;
   }
   plan.gpu_bus_id = pick.gpu->bus_id;
-  set_nic(plan, nearest_nic_to_gpu(host, *pick.gpu));
-  const auto node_index = known_node(host, pick.gpu->numa_node);
+  set_nic(plan, topo::nearest_nic(host, *pick.gpu));
+  const auto node_index = topo::known_numa_node(host, pick.gpu->numa_node);
   const topo::NumaNode* node = node_index ? node_by_index(host, *node_index) : nullptr;
   if (node == nullptr) {
     plan.reason = join(plan.reason,
@@ -206,20 +143,9 @@ BindingPlan plan_gpu_rank(const topo::HostTopology& host, const BindingInputs& i
   return plan;
 }
 
-// For host memory any NIC may carry MPI's traffic (TCP too); one known to be down carries none.
-const topo::Nic* nic_on_node(const topo::HostTopology& host, int node) {
-  std::vector<const topo::Nic*> here;
-  for (const auto& nic : host.nics) {
-    if (state_rank(nic) > 0 && known_node(host, nic.numa_node) == node) {
-      here.push_back(&nic);
-    }
-  }
-  return best_nic(here, [](const topo::Nic& nic) { return std::make_tuple(has_rdma_device(nic), state_rank(nic)); });
-}
-
 BindingPlan plan_host_rank(const topo::HostTopology& host, const BindingInputs& in) {
   BindingPlan plan;
-  const auto nodes = nodes_with_cpus(host);
+  const auto nodes = topo::nodes_with_cpus(host);
   if (nodes.empty()) {
     plan.reason = "discovery found no NUMA node with CPUs";
     return plan;
@@ -233,7 +159,7 @@ BindingPlan plan_host_rank(const topo::HostTopology& host, const BindingInputs& 
   const topo::NumaNode& node = *nodes[block];
   plan.numa_node = node.index;
   plan.cpus = node.cpus;
-  const topo::Nic* nic = nic_on_node(host, node.index);
+  const topo::Nic* nic = topo::nic_on_numa_node(host, node.index);
   set_nic(plan, nic);
   if (nic == nullptr) {
     plan.reason = fmt::format("no NIC on NUMA node {}", node.index);
@@ -242,14 +168,6 @@ BindingPlan plan_host_rank(const topo::HostTopology& host, const BindingInputs& 
 }
 
 }  // namespace
-
-const topo::Nic* nearest_nic_to_gpu(const topo::HostTopology& host, const topo::Gpu& gpu) {
-  const auto gpu_node = known_node(host, gpu.numa_node);
-  return best_nic(nic_candidates(host), [&](const topo::Nic& nic) {
-    const bool same_node = gpu_node && known_node(host, nic.numa_node) == gpu_node;
-    return std::make_tuple(common_prefix(gpu.pci_path, nic.pci_path), same_node, state_rank(nic));
-  });
-}
 
 BindingPlan plan_binding(const topo::HostTopology& host, const BindingInputs& in) {
   return in.gpu ? plan_gpu_rank(host, in) : plan_host_rank(host, in);
@@ -261,7 +179,7 @@ std::optional<int> numa_node_holding(const topo::HostTopology& host, const std::
   }
   auto wanted = cpus;
   std::ranges::sort(wanted);
-  for (const topo::NumaNode* node : nodes_with_cpus(host)) {
+  for (const topo::NumaNode* node : topo::nodes_with_cpus(host)) {
     auto have = node->cpus;
     std::ranges::sort(have);
     if (std::ranges::includes(have, wanted)) {

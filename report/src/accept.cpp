@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ccbench/topo/host_json.hpp"
+#include "ccbench/topo/query.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
@@ -73,40 +75,17 @@ const json* topology_host(const ResultDocument& doc, const std::string& hostname
   return it == hosts->end() ? nullptr : &*it;
 }
 
-std::vector<std::string> strings_of(const json* j) {
-  std::vector<std::string> out;
-  if (j != nullptr && j->is_array()) {
-    for (const auto& item : *j) {
-      out.push_back(text_of(&item));
-    }
-  }
-  return out;
-}
-
-/// The NIC that shares the longest run of PCIe bridges with the GPU (the one under the same switch);
-/// "" when none shares any, or when two share equally many (no guess).
-std::string nearest_nic(const json& host, const json& gpu) {
-  const auto gpu_path = strings_of(member(gpu, "pci_path"));
-  const json* nics = member(host, "nics");
-  if (nics == nullptr || !nics->is_array()) {
+/// The NIC --bind auto would bind the rank on `gpu` to (topo::nearest_nic, the one function both ask), or ""
+/// when the host's topology does not read as one or has no NIC.
+std::string nearest_nic_name(const json& host, int gpu_index) {
+  try {
+    const topo::HostTopology topology = topo::host_topology_from_json(host);
+    const auto gpu = std::ranges::find(topology.gpus, gpu_index, &topo::Gpu::index);
+    const topo::Nic* nic = gpu != topology.gpus.end() ? topo::nearest_nic(topology, *gpu) : nullptr;
+    return nic != nullptr ? nic->name : std::string();
+  } catch (const topo::TopologyJsonError&) {
     return "";
   }
-  std::string best;
-  std::size_t best_common = 0;
-  bool tie = false;
-  for (const auto& nic : *nics) {
-    const auto path = strings_of(member(nic, "pci_path"));
-    const auto common = static_cast<std::size_t>(
-        std::mismatch(gpu_path.begin(), gpu_path.end(), path.begin(), path.end()).first - gpu_path.begin());
-    if (common > best_common) {
-      best_common = common;
-      best = text_of(member(nic, "name"));
-      tie = false;
-    } else if (common == best_common && common > 0) {
-      tie = true;
-    }
-  }
-  return tie ? std::string() : best;
 }
 
 /// "GPU3 0000:1b:00.0[ NIC mlx5_3]" for the GPU a rank used (device = local rank), or "".
@@ -123,7 +102,7 @@ std::string device_label(const json* host, int local_rank, bool with_nic) {
     return "";
   }
   std::string label = fmt::format("GPU{} {}", local_rank, text_of(member(*it, "bus_id")));
-  const std::string nic = with_nic ? nearest_nic(*host, *it) : std::string();
+  const std::string nic = with_nic ? nearest_nic_name(*host, local_rank) : std::string();
   return nic.empty() ? label : label + " NIC " + nic;
 }
 

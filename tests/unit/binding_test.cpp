@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ccbench/topo/cpulist.hpp"
+#include "ccbench/topo/query.hpp"
 #include "ccbench/topo/topology_json.hpp"
 
 namespace ccbench {
@@ -180,7 +181,7 @@ TEST(Binding, MixedGpuModelsWarnAboutCudaDeviceOrder) {
 TEST(Binding, NicNotKnownToWorkIsPassedOver) {
   auto host = load("dgx_h100.json");
   host.nics[0].state = "DOWN";  // GPU0's own port (mlx5_0)
-  const topo::Nic* nic = nearest_nic_to_gpu(host, host.gpus[0]);
+  const topo::Nic* nic = topo::nearest_nic(host, host.gpus[0]);
   ASSERT_NE(nic, nullptr);
   fmt::print("DGX H100, mlx5_0 DOWN: GPU0 gets {} (node {})\n", nic->name, nic->numa_node);
   EXPECT_NE(nic->name, "mlx5_0");
@@ -192,7 +193,7 @@ TEST(Binding, NicNotKnownToWorkIsPassedOver) {
   EXPECT_EQ(p.nic, "mlx5_0");  // every port down: still the nearest, but not one to point NCCL at
   EXPECT_FALSE(p.nic_is_rdma_port);
   host.nics.clear();
-  EXPECT_EQ(nearest_nic_to_gpu(host, host.gpus[0]), nullptr);
+  EXPECT_EQ(topo::nearest_nic(host, host.gpus[0]), nullptr);
 }
 
 TEST(Binding, NumaNodeHoldingAnAffinity) {

@@ -41,7 +41,7 @@ struct BindingPlan {
 /// indices, which we take to be NVML's (= PCI bus order). That holds when CUDA_DEVICE_ORDER=PCI_BUS_ID,
 /// and with CUDA's default FASTEST_FIRST on a node of identical GPUs (ties go to the lower bus id);
 /// device UUIDs cannot be mapped (discovery keeps no UUID): no binding, with the reason. The plan is
-/// that GPU's NUMA node and CPUs, and the NIC nearest it (see nearest_nic_to_gpu).
+/// that GPU's NUMA node and CPUs, and the NIC nearest it (topo::nearest_nic, query.hpp).
 ///
 /// Host memory (MPI backend): the host's ranks are spread over its NUMA nodes with CPUs in blocks
 /// (node = local_rank * nodes / local_size), and the NIC is one on that node not known to be down
@@ -51,11 +51,6 @@ struct BindingPlan {
 /// node, with the reason. On a host of one node, a device at -1 is on that node (firmware often says -1
 /// there); the same holds for NICs.
 BindingPlan plan_binding(const topo::HostTopology& host, const BindingInputs& in);
-
-/// The NIC nearest `gpu`: among RDMA ports not known to be down (all NICs when there is none), the
-/// one sharing the longest PCI path with the GPU, then one on its NUMA node, then an ACTIVE/up one;
-/// ties go to the first listed. Null when the host has no NIC.
-const topo::Nic* nearest_nic_to_gpu(const topo::HostTopology& host, const topo::Gpu& gpu);
 
 /// The NUMA node whose CPUs hold every one of `cpus` (a rank's affinity), if there is one.
 std::optional<int> numa_node_holding(const topo::HostTopology& host, const std::vector<int>& cpus);

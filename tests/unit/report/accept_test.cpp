@@ -380,46 +380,6 @@ TEST(AcceptEvaluate, SeveralRunsAreNamedInDetails) {
   EXPECT_NE(o.detail.find("[" + runs[1].name() + "]"), std::string::npos) << o.detail;
 }
 
-TEST(AcceptEvaluate, NamesGpusAndNicsFromTopology) {
-  // The real pairs run, relabelled as an NCCL run on two hosts with a topology that names GPUs and
-  // NICs (synthetic bus ids and PCIe paths: this tests the naming, not a measurement).
-  auto run = run_of("sendrecv-pairs-np4.json");
-  run.doc.environment.hosts = {{"a", {0, 1}}, {"b", {2, 3}}};
-  const auto gpu = [](int i, const std::string& bus, const std::string& sw) {
-    return json{{"index", i}, {"bus_id", bus}, {"pci_path", {"0000:00:01.0", sw}}};
-  };
-  const auto nic = [](const std::string& name, const std::string& sw) {
-    return json{{"name", name}, {"pci_path", {"0000:00:01.0", sw}}};
-  };
-  const json host_a = {{"hostname", "a"},
-                       {"gpus", {gpu(0, "0000:18:00.0", "0000:10:00.0"), gpu(1, "0000:2a:00.0", "0000:20:00.0")}},
-                       {"nics", {nic("mlx5_0", "0000:10:00.0"), nic("mlx5_1", "0000:20:00.0")}}};
-  json host_b = host_a;
-  host_b["hostname"] = "b";
-  run.doc.topology = {{"hosts", {host_a, host_b}}};
-  for (auto& r : run.doc.results) {
-    r.backend = "nccl";
-    if (r.group_id == "pair:2-3") {  // make one group span both hosts: ranks 1 (a) and 2 (b)
-      r.group_id = "pair:1-2";
-      r.group_ranks = {1, 2};
-    }
-  }
-  const json check = {{"id", "bw"},
-                      {"kind", "busbw"},
-                      {"select", {{"benchmark", "sendrecv_bench"}}},
-                      {"size", "8"},
-                      {"min_GBps", 1000}};
-  const auto o = check_one(check, {run});
-  EXPECT_EQ(o.culprit,
-            "group pair:0-1 (ranks 0,1 on a: GPU0 0000:18:00.0, GPU1 0000:2a:00.0); "
-            "group pair:1-2 (ranks 1,2 on a: GPU1 0000:2a:00.0 NIC mlx5_1; b: GPU0 0000:18:00.0 NIC mlx5_0)");
-
-  run.doc.environment.variables["CUDA_VISIBLE_DEVICES"] = "3,2,1,0";  // device i is no longer NVML index i
-  EXPECT_EQ(check_one(check, {run}).culprit, "group pair:0-1 (ranks 0,1 on a); group pair:1-2 (ranks 1,2 on a, b)");
-  run.doc.topology = nullptr;
-  EXPECT_EQ(check_one(check, {run}).verdict, CheckVerdict::Fail);
-}
-
 // --- printers ------------------------------------------------------------------------------------
 
 struct Rendered {

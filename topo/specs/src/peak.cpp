@@ -1,5 +1,7 @@
 #include "ccbench/topo/peak.hpp"
 
+#include "ccbench/topo/query.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -218,25 +220,7 @@ Bound intra_host_bound(const SpecDatabase& specs, const HostGroup& group, bool w
   return is_nvlink_domain(group.gpus) ? nvlink_bound(group, models) : pcie_bound(specs, group);
 }
 
-bool is_active(const Nic& nic) {
-  const std::string state = lower(nic.state);
-  if (state.find("down") != std::string::npos || state.find("inactive") != std::string::npos) {
-    return false;
-  }
-  return state.find("active") != std::string::npos || state == "up";
-}
-
-bool has_rdma_device(const Nic& nic) { return !nic.name.empty() && nic.name != nic.netdev; }
-
-/// A NIC that shares a PCIe switch with one of the host's GPUs (nvidia-smi's PIX or PXB): a GPU's
-/// rail, as on DGX/HGX boards, where the other ports serve storage.
-bool near_a_gpu(const Nic& nic, const HostTopology& host) {
-  return std::ranges::any_of(host.gpus, [&nic](const Gpu& gpu) {
-    return std::ranges::any_of(nic.pci_path, [&gpu](const std::string& bridge) {
-      return std::ranges::find(gpu.pci_path, bridge) != gpu.pci_path.end();
-    });
-  });
-}
+bool is_active(const Nic& nic) { return port_state(nic) == PortState::Active; }
 
 /// The ports traffic can leave a host through: the active ones; of those only the RDMA devices
 /// when there are any (NCCL's network transport and MPI's RDMA transports use those; plain
@@ -270,32 +254,6 @@ std::vector<const Nic*> host_memory_nics(const HostTopology& host) {
   auto ports = active_ports(host);
   std::erase_if(ports, [&host](const Nic* n) { return near_a_gpu(*n, host); });
   return ports;
-}
-
-/// PCIe bridges above both devices: the longer this shared path, the nearer the NIC.
-std::size_t shared_bridges(const Nic& nic, const Gpu& gpu) {
-  std::size_t n = 0;
-  while (n < nic.pci_path.size() && n < gpu.pci_path.size() && nic.pci_path[n] == gpu.pci_path[n]) {
-    ++n;
-  }
-  return n;
-}
-
-/// The rail of a GPU: the fabric NICs that share the most PCIe bridges with it, then those on its
-/// NUMA node; all of them when nothing tells them apart. A lone rank on a host has no local peer
-/// to relay through (PXN), so its traffic uses only these (NCCL pairs each GPU with its nearest NIC).
-std::vector<const Nic*> rail_of(const Gpu& gpu, const std::vector<const Nic*>& fabric) {
-  std::size_t best = 0;
-  for (const Nic* nic : fabric) {
-    best = std::max(best, shared_bridges(*nic, gpu));
-  }
-  std::vector<const Nic*> rail;
-  for (const Nic* nic : fabric) {
-    if (best > 0 ? shared_bridges(*nic, gpu) == best : (gpu.numa_node >= 0 && nic->numa_node == gpu.numa_node)) {
-      rail.push_back(nic);
-    }
-  }
-  return rail.empty() ? fabric : rail;
 }
 
 std::optional<LinkSpec> nic_link(const SpecDatabase& specs, const Nic& nic) {
