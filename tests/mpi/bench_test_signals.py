@@ -1,0 +1,173 @@
+"""The signal cases of tests/mpi/bench_test.py: a job SIGKILLed mid-sweep (sigkill) and a rank SIGSTOPped in
+set-up or mid-sweep (sigstop), with the /proc helpers that find a run's ranks and end its whole session.
+
+Each case takes bench_test's Env and its parsed arguments; failures raise AssertionError.
+"""
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+
+def rank0_pid(tag, rank=0):
+    """The pid of world rank `rank` of the run whose argv contains `tag`."""
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (tag.encode() in cmdline and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ
+                and b"mpirun" not in cmdline[0]):
+            return int(proc.name)
+    return None
+
+
+def session_pids(sid):
+    """Every live process of session `sid` (mpirun's ranks are in their own process groups)."""
+    pids = []
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # fields: state ppid pgrp session ...
+            pids.append(int(proc.name))
+    return pids
+
+
+def kill_session(sid, timeout=30):
+    """SIGKILL every process of the session and wait until none is left."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pids = session_pids(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    raise AssertionError(f"processes of session {sid} survive SIGKILL: {session_pids(sid)}")
+
+
+def sigkill(env, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "killed.json"
+        flags = ["-b", "1K", "-e", "1G", "-f", "2", "-n", "20", "--placement", "out", "--out", str(out)]
+        cmd = env.command("allreduce_bench", 2, flags)
+        print("$", " ".join(cmd), flush=True)
+        proc = subprocess.Popen(cmd, cwd=tmp, env=env.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        deadline = time.time() + 120
+        completed = 0
+        while time.time() < deadline and completed < 8:
+            time.sleep(0.05)
+            try:
+                completed = len(json.loads(out.read_text())["results"])
+            except (OSError, ValueError):  # not written yet; a partial file would be a failure below
+                pass
+        assert completed >= 8, f"only {completed} sizes completed before the deadline"
+        if args.victim == "job":  # every process of the job at once, as the OOM killer or scancel would
+            kill_session(proc.pid)
+        else:
+            pid = rank0_pid(str(out))
+            assert pid, "rank 0 not found"
+            os.kill(pid, signal.SIGKILL)
+        try:
+            proc.wait(timeout=60)
+        finally:
+            kill_session(proc.pid)  # nothing may write into the directory after this
+        print(proc.stdout.read().decode(errors="replace"))
+        assert proc.returncode != 0, "a killed run must not exit 0"
+        doc = env.validate(out)
+        sizes = [r["size_bytes"] for r in doc["results"]]
+        expected = [1024 << i for i in range(len(sizes))]
+        assert sizes == expected, f"sizes {sizes} are not the completed prefix {expected}"
+        assert all(r["status"] == "ok" for r in doc["results"])
+        assert doc["run"]["ended_utc"] is None, "a killed run cannot have ended"
+        leftovers = [p.name for p in pathlib.Path(tmp).iterdir() if ".tmp." in p.name]
+        print(f"PASS: killed ({args.victim}) after >= {completed} sizes; file holds {len(sizes)} complete sizes "
+              f"({sizes[0]}..{sizes[-1]} B), validates; temporaries left: {leftovers}")
+
+
+STOP_TIMEOUT_S = 4
+
+
+def completed_results(path):
+    try:
+        return json.loads(path.read_text())["results"]
+    except (OSError, ValueError):  # not written yet
+        return []
+
+
+def sigstop(env, args):
+    """Rank 3 of 4 stops (SIGSTOP) in set-up or in the middle of a sweep: every rank must be gone
+    within --timeout + 10 s, exit code 3, the message names the op and rank 3, the JSON keeps the
+    completed sizes and marks the op timed_out."""
+    host = socket.gethostname()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "stopped.json"
+        flags = ["-b", "1K", "-e", "1G", "-f", "4", "-n", "20", "--timeout", str(STOP_TIMEOUT_S), "--out", str(out)]
+        cmd = env.command("allreduce_bench", 4, flags)
+        run_env = dict(env.env, CCBENCH_DEBUG_STOP="setup:3") if args.at == "setup" else env.env
+        print("$", "CCBENCH_DEBUG_STOP=setup:3" if args.at == "setup" else "", " ".join(cmd), flush=True)
+        started = time.time()
+        proc = subprocess.Popen(cmd, cwd=tmp, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        stopped_at = started
+        if args.at == "sweep":
+            while len(completed_results(out)) < 3 and time.time() < started + 120:
+                time.sleep(0.05)
+            pid = rank0_pid(str(out), rank=3)
+            assert pid, "rank 3 not found"
+            os.kill(pid, signal.SIGSTOP)
+            stopped_at = time.time()
+        try:
+            stdout, stderr = proc.communicate(timeout=STOP_TIMEOUT_S + 60)
+            ended = time.time()
+        finally:
+            kill_session(proc.pid)
+        left = session_pids(proc.pid)
+        print(stdout, stderr, sep="\n")
+        took = ended - stopped_at
+        print(f"FIGURE: {args.at}: --timeout {STOP_TIMEOUT_S} s; every rank out {took:.1f} s after the "
+              f"{'SIGSTOP' if args.at == 'sweep' else 'launch'}")
+        assert proc.returncode == 3, f"exit code {proc.returncode}, expected 3 (timeout)"
+        assert not left, f"processes left after the job ended: {left}"
+        leftovers = sorted(p.name for p in pathlib.Path(tmp).iterdir() if p.name != out.name)
+        assert not leftovers, f"left beside the result by a job that timed out: {leftovers}"
+        # In set-up the clock runs from the launch, which adds MPI's start-up (~1 s here).
+        assert took <= STOP_TIMEOUT_S + 10, f"ranks took {took:.1f} s to go, more than --timeout + 10 s"
+        lines = [line for line in stderr.splitlines() if "error: timeout:" in line]
+        assert lines, "no timeout message"
+        who = f"rank 3 ({host})"
+        assert all(who in line for line in lines), f"a timeout message does not name {who}: {lines}"
+        if args.at == "setup":
+            assert all("set-up" in line for line in lines), f"the message does not say set-up: {lines}"
+            assert not out.exists(), "a run that hung in set-up wrote a result file"
+            print(f"PASS: stopped in set-up; exit 3 after {took:.1f} s; {lines[0]}")
+            return
+        doc = env.validate(out)
+        timed_out = [r for r in doc["results"] if r["status"] == "timed_out"]
+        assert len(timed_out) == 1, f"{len(timed_out)} timed-out results, expected 1"
+        ok = doc["results"][:-1]
+        assert ok and all(r["status"] == "ok" for r in ok), "the completed sizes before the hang must be ok"
+        case = timed_out[0]
+        assert doc["results"][-1] is case or doc["results"][-1] == case, "the timed-out case must come last"
+        assert who in case["reason"], f"the reason {case['reason']!r} does not name {who}"
+        size = f"{case['size_bytes']} B" if case["size_bytes"] else None
+        assert any("all_reduce" in line and (size is None or size in line) for line in lines), \
+            f"no message names all_reduce at {size}: {lines}"
+        assert doc["run"]["ended_utc"], "a timed-out run has ended"
+        print(f"PASS: stopped after {len(ok)} completed cases; exit 3 {took:.1f} s after SIGSTOP; "
+              f"JSON: {case['size_bytes']} B timed_out, reason: {case['reason']}")
