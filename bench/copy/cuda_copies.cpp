@@ -17,6 +17,7 @@
 #include "ccbench/kernels.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/statistics.hpp"
+#include "ccbench/text.hpp"
 
 namespace ccbench::copy {
 namespace {
@@ -402,7 +403,7 @@ void register_benchmarks(const std::vector<Path>& paths, const std::vector<std::
   auto cache = std::make_shared<CopierCache>(paths, static_cast<std::size_t>(largest));
   for (std::size_t p = 0; p < paths.size(); ++p) {
     for (std::size_t s = 0; s < sizes.size(); ++s) {
-      const std::string name = fmt::format("{}/{}", paths[p].id(), format_bytes(sizes[s]));
+      const std::string name = fmt::format("{}/{}", paths[p].id(), format_size(sizes[s], SizeStyle::Short));
       samples.index[name] = {p, s};
       const auto bytes = static_cast<std::size_t>(sizes[s]);
       const double factor = paths[p].bus_factor();

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ccbench/text.hpp"
+
 namespace ccbench {
 
 std::string_view name(BackendChoice choice) {
@@ -93,20 +95,6 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
     return std::nullopt;
   }
   return value << shift;
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-  constexpr std::string_view kUnits = "KMGT";
-  std::string_view unit;
-  unsigned shift = 0;
-  for (unsigned i = 0; i < kUnits.size(); ++i) {
-    const unsigned s = 10 * (i + 1);
-    if (bytes != 0 && bytes % (std::uint64_t{1} << s) == 0) {
-      shift = s;
-      unit = kUnits.substr(i, 1);
-    }
-  }
-  return fmt::format("{}{}", bytes >> shift, unit);
 }
 
 std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor,
@@ -221,7 +209,7 @@ std::vector<std::string> validate(const RunConfig& c) {
   }
   if (c.min_bytes > c.max_bytes) {
     errors.push_back(fmt::format("--min-bytes {} is larger than --max-bytes {}; swap them or raise -e",
-                                 format_bytes(c.min_bytes), format_bytes(c.max_bytes)));
+                                 format_size(c.min_bytes, SizeStyle::Short), format_size(c.max_bytes, SizeStyle::Short)));
   }
   if (!(c.step_factor > 1.0) || !std::isfinite(c.step_factor)) {
     errors.push_back(fmt::format("--step-factor {} must be greater than 1 (e.g. -f 2)", c.step_factor));

@@ -177,7 +177,7 @@ std::string describe_group(const Row& row) {
 std::string case_label(const Row& row) {
   const CaseResult& r = *row.r;
   std::string label = fmt::format("{} {} {} {}", info(r.spec.collective).name, name(r.spec.dtype),
-                                  format_size(r.size_bytes), r.spec.in_place ? "in-place" : "out-of-place");
+                                  format_size(r.size_bytes, SizeStyle::Binary), r.spec.in_place ? "in-place" : "out-of-place");
   if (!r.variant.empty()) {  // --nccl-variants: a profile's check covers both sweeps
     label += " (" + r.variant + ")";
   }
@@ -244,8 +244,8 @@ std::string sizes_present(const std::vector<Row>& rows) {
   if (sizes.empty()) {
     return "";
   }
-  return sizes.size() == 1 ? format_size(*sizes.begin())
-                           : fmt::format("{}..{}", format_size(*sizes.begin()), format_size(*sizes.rbegin()));
+  return sizes.size() == 1 ? format_size(*sizes.begin(), SizeStyle::Binary)
+                           : fmt::format("{}..{}", format_size(*sizes.begin(), SizeStyle::Binary), format_size(*sizes.rbegin(), SizeStyle::Binary));
 }
 
 std::string busbw_measured(const AcceptCheck& c, const std::vector<Row>& rows) {
@@ -278,7 +278,7 @@ void evaluate_busbw(const AcceptCheck& c, const std::vector<Row>& all, const std
   out.threshold = threshold_text(c);
   if (rows.empty()) {
     const std::string sizes = sizes_present(all);
-    out.detail = fmt::format("no result for {} at {} ({})", describe(c.select), format_size(c.size_bytes),
+    out.detail = fmt::format("no result for {} at {} ({})", describe(c.select), format_size(c.size_bytes, SizeStyle::Binary),
                              sizes.empty() ? "the input has: " + input_summary(runs) : "sizes measured: " + sizes);
     return;
   }
@@ -314,7 +314,7 @@ void evaluate_busbw(const AcceptCheck& c, const std::vector<Row>& all, const std
   }
   if (detail.empty()) {
     detail.push_back(fmt::format("{} in {} at {}", count_of(rows.size(), "row"), count_of(groups.size(), "group"),
-                                 format_size(c.size_bytes)));
+                                 format_size(c.size_bytes, SizeStyle::Binary)));
   }
   out.detail = fmt::format("{}", fmt::join(detail, "; "));
 }

@@ -58,7 +58,7 @@ TextTable section_table(const std::vector<const RowComparison*>& rows, const Com
   }
   TextTable table(cols);
   for (const auto* r : rows) {
-    std::vector<Cell> row = {{format_size(r->key.size_bytes)},
+    std::vector<Cell> row = {{format_size(r->key.size_bytes, SizeStyle::Binary)},
                              {std::string(placement_name(r->key.in_place))},
                              {format_number(r->base->busbw_GBps, 2)},
                              {format_number(r->cand->busbw_GBps, 2)}};

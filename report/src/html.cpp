@@ -386,7 +386,7 @@ std::string result_table(const RowKey& key, const Entries& entries, const std::s
   for (const auto& row : table_rows(entries)) {
     out +=
         fmt::format(R"(<tr><td class="num">{}</td><td class="num">{}</td><td>{}</td>)",
-                    esc(format_size(row.first->size_bytes)), row.first->spec.count, esc(name(row.first->spec.dtype)));
+                    esc(format_size(row.first->size_bytes, SizeStyle::Binary)), row.first->spec.count, esc(name(row.first->spec.dtype)));
     for (const std::size_t slot : slots) {
       out += placement_cells(row.by_placement.at(slot));
     }

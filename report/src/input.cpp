@@ -18,8 +18,9 @@
 #include "ccbench/report/rows.hpp"
 #include "ccbench/report/text.hpp"
 #include "ccbench/result_json.hpp"
-#include "json_schema.hpp"
+#include "ccbench/json_schema.hpp"
 #include "schema_json.hpp"
+#include "ccbench/text.hpp"
 
 namespace ccbench::report {
 
@@ -64,8 +65,8 @@ std::optional<Version> parse_version(const std::string& text) {
   return v;
 }
 
-const detail::JsonSchema& result_schema() {
-  static const detail::JsonSchema schema(nlohmann::json::parse(detail::builtin_result_schema()));
+const JsonSchema& result_schema() {
+  static const JsonSchema schema(nlohmann::json::parse(detail::builtin_result_schema()));
   return schema;
 }
 
@@ -100,12 +101,12 @@ nlohmann::json parse_json(std::string_view text, const std::string& name) {
 // The checks that come before the schema, so foreign or future documents get a message that says so.
 void check_identity(const nlohmann::json& j, const std::string& name) {
   if (!j.is_object()) {
-    throw InputError(name, "", "expected a JSON object (a ccbench result document), got " + detail::json_type_name(j));
+    throw InputError(name, "", "expected a JSON object (a ccbench result document), got " + json_type_name(j));
   }
   if (!j.contains("schema") || j["schema"] != kSchemaName) {
     throw InputError(name, "/schema",
                      fmt::format("not a ccbench result document (expected \"{}\", got {})", kSchemaName,
-                                 j.contains("schema") ? detail::short_value(j["schema"]) : "no such key"));
+                                 j.contains("schema") ? short_value(j["schema"]) : "no such key"));
   }
   const auto ours = parse_version(std::string(kSchemaVersion));
   const auto* version = j.contains("schema_version") ? &j["schema_version"] : nullptr;
@@ -114,7 +115,7 @@ void check_identity(const nlohmann::json& j, const std::string& name) {
   if (!theirs) {
     throw InputError(name, "/schema_version",
                      fmt::format("expected a version \"MAJOR.MINOR.PATCH\", got {}",
-                                 version != nullptr ? detail::short_value(*version) : "no such key"));
+                                 version != nullptr ? short_value(*version) : "no such key"));
   }
   if (theirs->major != ours->major) {
     throw InputError(name, "/schema_version",
@@ -200,7 +201,7 @@ std::string read_input_file(const std::filesystem::path& path, std::uintmax_t ma
   if (size > max_bytes) {
     throw InputError(name, "",
                      fmt::format("{} bytes: larger than the limit of {} per input file (raise it with --max-file-size)",
-                                 size, format_bytes(max_bytes)));
+                                 size, format_size(max_bytes, SizeStyle::Short)));
   }
   std::string text(size, '\0');
   std::size_t done = 0;

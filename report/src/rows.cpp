@@ -38,7 +38,7 @@ std::string describe(const RowKey& key) {
   if (key.root >= 0) {
     text += fmt::format(" root {}", key.root);
   }
-  return text + fmt::format(" {}({}) {} {}", key.group_id, key.ranks, format_size(key.size_bytes),
+  return text + fmt::format(" {}({}) {} {}", key.group_id, key.ranks, format_size(key.size_bytes, SizeStyle::Binary),
                             placement_name(key.in_place));
 }
 

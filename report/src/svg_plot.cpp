@@ -110,7 +110,7 @@ void append_axes(std::string& out, const Plot& plot, const Frame& frame, const s
     out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"/>)", num(x), num(kTop), num(x), num(bottom),
                        kGridColour);
     out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", num(x), num(bottom + 16.0),
-                       html_escape(format_size(size)));
+                       html_escape(format_size(size, SizeStyle::Binary)));
     out += '\n';
   }
   out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="{}"/>)", num(kLeft), num(kTop),
@@ -148,7 +148,7 @@ void append_series(std::string& out, const Plot& plot, const Frame& frame, const
   }
   for (const auto& p : series.points) {
     const std::string tip =
-        html_escape(fmt::format("{}, {}: {:.4g} {}", series.label, format_size(p.size_bytes), p.value, plot.unit));
+        html_escape(fmt::format("{}, {}: {:.4g} {}", series.label, format_size(p.size_bytes, SizeStyle::Binary), p.value, plot.unit));
     append_marker(out, series, frame.x(static_cast<double>(p.size_bytes)), frame.y(p.value), tip);
   }
   out += "</g>\n";

@@ -48,9 +48,7 @@ bool append_entity(std::string& out, char c) {
   }
 }
 
-bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
-std::size_t utf8_length(std::string_view text, std::size_t i);
 
 }  // namespace
 
@@ -100,63 +98,6 @@ std::string csv_field(std::string_view text) {
   return out;
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 when it is not one.
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  std::size_t len = 0;
-  if (c < 0x80U) {
-    return 1;
-  }
-  if ((c & 0xE0U) == 0xC0U && c >= 0xC2U) {
-    len = 2;
-  } else if ((c & 0xF0U) == 0xE0U) {
-    len = 3;
-  } else if ((c & 0xF8U) == 0xF0U && c <= 0xF4U) {
-    len = 4;
-  } else {
-    return 0;
-  }
-  if (i + len > text.size()) {
-    return 0;
-  }
-  for (std::size_t k = 1; k < len; ++k) {
-    if ((static_cast<unsigned char>(text[i + k]) & 0xC0U) != 0x80U) {
-      return 0;
-    }
-  }
-  return len;
-}
-
-}  // namespace
-
-std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    const auto len = utf8_length(text, i);
-    if (len == 0 || (len == 1 && is_control(static_cast<unsigned char>(text[i])))) {
-      out += '?';
-      i += 1;
-    } else {
-      out.append(text.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
-}
-
-std::string format_size(std::uint64_t bytes) {
-  static constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t unit = 0;
-  std::uint64_t value = bytes;
-  while (unit + 1 < kUnits.size() && value >= 1024 && value % 1024 == 0) {
-    value /= 1024;
-    ++unit;
-  }
-  return fmt::format("{} {}", value, kUnits.at(unit));
-}
 
 std::string format_number(std::optional<double> value, int digits) {
   if (!value || !std::isfinite(*value)) {

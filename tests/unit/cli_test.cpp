@@ -7,6 +7,7 @@
 #include "ccbench/cli.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/errors.hpp"
+#include "ccbench/text.hpp"
 
 namespace ccbench {
 namespace {
@@ -206,10 +207,10 @@ TEST(Sizes, ParseAndFormatBinarySuffixes) {
   EXPECT_FALSE(parse_bytes("-1"));
   EXPECT_FALSE(parse_bytes("99999999999999999999"));
   EXPECT_FALSE(parse_bytes("17179869184T"));  // overflows 64 bits
-  EXPECT_EQ(format_bytes(8), "8");
-  EXPECT_EQ(format_bytes(4096), "4K");
-  EXPECT_EQ(format_bytes(3U << 20), "3M");
-  EXPECT_EQ(format_bytes(1500), "1500");
+  EXPECT_EQ(format_size(8, SizeStyle::Short), "8");
+  EXPECT_EQ(format_size(4096, SizeStyle::Short), "4K");
+  EXPECT_EQ(format_size(3U << 20, SizeStyle::Short), "3M");
+  EXPECT_EQ(format_size(1500, SizeStyle::Short), "1500");
 }
 
 TEST(Sizes, SweepIncludesBothEndsWhenReached) {

@@ -79,8 +79,6 @@ std::vector<std::string> validate(const RunConfig& config);
 
 /// "8", "4K", "1M", "2G" (binary: 1K = 1024). Nullopt on anything else.
 std::optional<std::uint64_t> parse_bytes(std::string_view text);
-/// 8 -> "8", 4096 -> "4K", 3 << 20 -> "3M" (exact multiples only), for labels.
-std::string format_bytes(std::uint64_t bytes);
 
 /// The sizes of a sweep: min, min*f, ... while <= max (max itself included when reached), each
 /// rounded down to whole elements of `element_bytes` (a size below one element stays, to be skipped

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "ccbench/report/input.hpp"
-#include "json_schema.hpp"
+#include "ccbench/json_schema.hpp"
 
 namespace ccbench::report {
 namespace {
@@ -101,20 +101,20 @@ TEST(ReportInput, NullableFieldsSayBothForms) {
 }
 
 TEST(ReportSchema, RefusesKeywordsItDoesNotImplement) {
-  EXPECT_THROW(detail::JsonSchema(nlohmann::json{{"type", "object"}, {"patternProperties", nlohmann::json::object()}}),
+  EXPECT_THROW(JsonSchema(nlohmann::json{{"type", "object"}, {"patternProperties", nlohmann::json::object()}}),
                std::invalid_argument);
-  EXPECT_THROW(detail::JsonSchema(nlohmann::json{{"$ref", "#/$defs/missing"}}), std::invalid_argument);
+  EXPECT_THROW(JsonSchema(nlohmann::json{{"$ref", "#/$defs/missing"}}), std::invalid_argument);
 }
 
 TEST(ReportSchema, IntegerMeansWrittenAsInteger) {
-  const detail::JsonSchema schema(nlohmann::json{{"type", "integer"}, {"minimum", 0}});
+  const JsonSchema schema(nlohmann::json{{"type", "integer"}, {"minimum", 0}});
   EXPECT_FALSE(schema.first_problem(nlohmann::json(3)));
   EXPECT_TRUE(schema.first_problem(nlohmann::json(3.0)));
   EXPECT_TRUE(schema.first_problem(nlohmann::json(-1)));
 }
 
 TEST(ReportSchema, PointersEscapeSlashAndTilde) {
-  const detail::JsonSchema schema(nlohmann::json{{"type", "object"}, {"additionalProperties", false}});
+  const JsonSchema schema(nlohmann::json{{"type", "object"}, {"additionalProperties", false}});
   const auto p = schema.first_problem(nlohmann::json{{"a/b~c", 1}});
   ASSERT_TRUE(p);
   EXPECT_EQ(p->pointer, "/a~1b~0c");

@@ -34,10 +34,10 @@ TEST(ReportText, PrintableDefusesTerminalEscapes) {
 }
 
 TEST(ReportText, FormatSizeUsesExactBinaryUnits) {
-  EXPECT_EQ(format_size(8), "8 B");
-  EXPECT_EQ(format_size(4096), "4 KiB");
-  EXPECT_EQ(format_size(std::uint64_t{16} << 30), "16 GiB");
-  EXPECT_EQ(format_size(1536), "1536 B");
+  EXPECT_EQ(format_size(8, SizeStyle::Binary), "8 B");
+  EXPECT_EQ(format_size(4096, SizeStyle::Binary), "4 KiB");
+  EXPECT_EQ(format_size(std::uint64_t{16} << 30, SizeStyle::Binary), "16 GiB");
+  EXPECT_EQ(format_size(1536, SizeStyle::Binary), "1536 B");
   EXPECT_EQ(format_number(std::nullopt, 2), "-");
   EXPECT_EQ(format_number(1.005, 1), "1.0");
 }

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "ccbench/text.hpp"  // printable, format_size: the model's, for every printer
+
 namespace ccbench::report {
 
 /// Output formats of the text printers (table, compare, accept).
@@ -18,11 +20,6 @@ std::string html_escape(std::string_view text);
 std::string xml_escape(std::string_view text);
 /// One CSV field (RFC 4180): quoted when it holds a comma, quote, or line break.
 std::string csv_field(std::string_view text);
-/// Replaces control characters (ESC included) and invalid UTF-8 with '?', so input cannot steer a terminal.
-std::string printable(std::string_view text);
-
-/// 8 -> "8 B", 4096 -> "4 KiB", 3 << 20 -> "3 MiB", 1536 -> "1536 B" (exact binary multiples only).
-std::string format_size(std::uint64_t bytes);
 /// Fixed notation with `digits` after the point; "-" for nullopt.
 std::string format_number(std::optional<double> value, int digits);
 

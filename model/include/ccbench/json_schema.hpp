@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace ccbench::report::detail {
+namespace ccbench {
 
 struct SchemaProblem {
   std::string pointer;  // JSON pointer into the instance; "" for the root
@@ -51,4 +51,4 @@ std::string short_value(const nlohmann::json& value);
 /// Appends one reference token to a JSON pointer (escaping ~ and /).
 std::string pointer_append(const std::string& pointer, const std::string& token);
 
-}  // namespace ccbench::report::detail
+}  // namespace ccbench

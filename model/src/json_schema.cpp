@@ -1,4 +1,4 @@
-#include "json_schema.hpp"
+#include "ccbench/json_schema.hpp"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "ccbench/report/text.hpp"
+#include "ccbench/text.hpp"
 
-namespace ccbench::report::detail {
+namespace ccbench {
 
 namespace {
 
@@ -382,4 +382,4 @@ std::optional<SchemaProblem> JsonSchema::validate_combinators(const nlohmann::js
   return std::nullopt;
 }
 
-}  // namespace ccbench::report::detail
+}  // namespace ccbench
