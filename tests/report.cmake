@@ -6,6 +6,7 @@ add_executable(ccbench_report_tests
   unit/report/compare_test.cpp
   unit/report/html_test.cpp
   unit/report/input_test.cpp
+  unit/report/schemas_test.cpp
   unit/report/table_test.cpp
   unit/report/text_test.cpp)
 target_link_libraries(ccbench_report_tests PRIVATE ccbench::report GTest::gtest_main fmt::fmt ccbench::warnings)
@@ -13,7 +14,8 @@ target_include_directories(ccbench_report_tests PRIVATE ${PROJECT_SOURCE_DIR}/re
 target_compile_definitions(ccbench_report_tests PRIVATE
   CCBENCH_REPORT_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data/report"
   CCBENCH_TOPO_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data/topo"
-  CCBENCH_PROFILES_DIR="${PROJECT_SOURCE_DIR}/profiles")
+  CCBENCH_PROFILES_DIR="${PROJECT_SOURCE_DIR}/profiles"
+  CCBENCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 gtest_discover_tests(ccbench_report_tests TEST_PREFIX "unit." PROPERTIES LABELS unit
                      SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 

@@ -9,6 +9,7 @@
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
+#include "ccbench/rates.hpp"
 #include "ccbench/host_memory.hpp"
 #include "ccbench/output_file.hpp"
 #include "ccbench/result_json.hpp"
@@ -185,9 +186,6 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
     const Measurement m = runner.measure(r.spec);
     m_guard.idle("between ops");
     summarize_into(r, m, m_in.config.keep_samples);
-    if (m_coll.id == Collective::IbWriteBw && r.time && r.time->min > 0.0) {
-      r.bw_peak_GBps = static_cast<double>(r.size_bytes) / r.time->min / 1e9;
-    }
   }
   r.rdma = m_member.backend->rdma_info();
   return m_member.group->rank() == 0 ? json_text(case_to_json(r)) : std::string{};
@@ -304,9 +302,7 @@ void Session::record(CaseResult& result) {
     result.peak_GBps = peak->second.GBps;
     result.peak_basis = peak->second.basis;
   }
-  if (result.peak_GBps && result.time) {
-    result.pct_of_peak = 100.0 * result.busbw_GBps / *result.peak_GBps;
-  }
+  derive_pct_of_peak(result);
   const std::lock_guard lock(m_doc_mutex);
   m_doc.results.push_back(result);
 }

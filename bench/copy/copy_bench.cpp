@@ -27,6 +27,7 @@
 #include "ccbench/kernels.hpp"
 #include "ccbench/output_file.hpp"
 #include "ccbench/pattern.hpp"
+#include "ccbench/rates.hpp"
 #include "ccbench/result_json.hpp"
 #include "ccbench/statistics.hpp"
 #include "ccbench/topo/discover.hpp"
@@ -184,12 +185,7 @@ class JsonReporter final : public benchmark::ConsoleReporter {
       ++m_failures;
     } else {
       r.time = summarize(s.seconds);
-      r.algbw_GBps = static_cast<double>(r.size_bytes) / r.time->p50 / 1e9;
-      r.busbw_GBps = r.algbw_GBps * r.bus_factor;
-      r.busbw_mean_GBps = static_cast<double>(r.size_bytes) / r.time->mean / 1e9 * r.bus_factor;
-      if (r.peak_GBps && *r.peak_GBps > 0.0) {
-        r.pct_of_peak = 100.0 * r.busbw_GBps / *r.peak_GBps;
-      }
+      derive_rates(r);
       r.wrong_elements = s.wrong;
       if (s.wrong && *s.wrong > 0) {
         r.status = CaseStatus::Failed;

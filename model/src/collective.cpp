@@ -5,42 +5,62 @@
 namespace ccbench {
 namespace {
 
-// One row per collective. S and the bus factor follow nccl-tests' doc/PERFORMANCE.md:
+// One row per workload. S and the bus factor follow nccl-tests' doc/PERFORMANCE.md:
 // all_gather, reduce_scatter and alltoall count the whole (n x count) buffer, the others count.
 constexpr std::array kCollectives{
-    CollectiveInfo{Collective::AllReduce, "all_reduce", "allreduce_bench", Span::Count, Span::Count, Span::Count,
-                   BusFactor::AllReduce, true, false},
-    CollectiveInfo{Collective::AllGather, "all_gather", "allgather_bench", Span::Count, Span::CountTimesRanks,
-                   Span::CountTimesRanks, BusFactor::NMinusOneOverN, false, false},
-    CollectiveInfo{Collective::ReduceScatter, "reduce_scatter", "reducescatter_bench", Span::CountTimesRanks,
-                   Span::Count, Span::CountTimesRanks, BusFactor::NMinusOneOverN, true, false},
-    CollectiveInfo{Collective::AllToAll, "alltoall", "alltoall_bench", Span::CountTimesRanks, Span::CountTimesRanks,
-                   Span::CountTimesRanks, BusFactor::NMinusOneOverN, false, false},
-    CollectiveInfo{Collective::Broadcast, "broadcast", "broadcast_bench", Span::Count, Span::Count, Span::Count,
-                   BusFactor::One, false, true},
-    CollectiveInfo{Collective::Reduce, "reduce", "reduce_bench", Span::Count, Span::Count, Span::Count, BusFactor::One,
-                   true, true},
-    CollectiveInfo{Collective::SendRecv, "sendrecv", "sendrecv_bench", Span::Count, Span::Count, Span::Count,
-                   BusFactor::One, false, false},
+    CollectiveInfo{.id = Collective::AllReduce, .name = "all_reduce", .bench = "allreduce_bench", .kind = WorkloadKind::Collective,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::Count, .recv = Span::Count,
+                   .algbw_bytes = Span::Count, .factor = BusFactor::AllReduce, .has_reduce_op = true,
+                   .has_root = false, .fastest_sample_rate = false},
+    CollectiveInfo{.id = Collective::AllGather, .name = "all_gather", .bench = "allgather_bench", .kind = WorkloadKind::Collective,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::Count, .recv = Span::CountTimesRanks,
+                   .algbw_bytes = Span::CountTimesRanks, .factor = BusFactor::NMinusOneOverN, .has_reduce_op = false,
+                   .has_root = false, .fastest_sample_rate = false},
+    CollectiveInfo{.id = Collective::ReduceScatter, .name = "reduce_scatter", .bench = "reducescatter_bench", .kind = WorkloadKind::Collective,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::CountTimesRanks, .recv = Span::Count,
+                   .algbw_bytes = Span::CountTimesRanks, .factor = BusFactor::NMinusOneOverN, .has_reduce_op = true,
+                   .has_root = false, .fastest_sample_rate = false},
+    CollectiveInfo{.id = Collective::AllToAll, .name = "alltoall", .bench = "alltoall_bench", .kind = WorkloadKind::Collective,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::CountTimesRanks, .recv = Span::CountTimesRanks,
+                   .algbw_bytes = Span::CountTimesRanks, .factor = BusFactor::NMinusOneOverN, .has_reduce_op = false,
+                   .has_root = false, .fastest_sample_rate = false},
+    CollectiveInfo{.id = Collective::Broadcast, .name = "broadcast", .bench = "broadcast_bench", .kind = WorkloadKind::Collective,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::Count, .recv = Span::Count,
+                   .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
+                   .has_root = true, .fastest_sample_rate = false},
+    CollectiveInfo{.id = Collective::Reduce, .name = "reduce", .bench = "reduce_bench", .kind = WorkloadKind::Collective,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::Count, .recv = Span::Count,
+                   .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = true,
+                   .has_root = true, .fastest_sample_rate = false},
+    CollectiveInfo{.id = Collective::SendRecv, .name = "sendrecv", .bench = "sendrecv_bench", .kind = WorkloadKind::Collective,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::Count, .recv = Span::Count,
+                   .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
+                   .has_root = false, .fastest_sample_rate = false},
     // perftest's ib_write_bw / ib_write_lat: S = the bytes of one RDMA WRITE; its time is per write
     // (bw) or one way, half the round trip (lat); busbw = algbw (one link, factor 1).
-    CollectiveInfo{Collective::IbWriteBw, "ib_write_bw", "ib_write_bw_bench", Span::Count, Span::Count, Span::Count,
-                   BusFactor::One, false, false},
-    CollectiveInfo{Collective::IbWriteLat, "ib_write_lat", "ib_write_lat_bench", Span::Count, Span::Count, Span::Count,
-                   BusFactor::One, false, false},
+    CollectiveInfo{.id = Collective::IbWriteBw, .name = "ib_write_bw", .bench = "ib_write_bw_bench", .kind = WorkloadKind::RdmaWrite,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::Count, .recv = Span::Count,
+                   .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
+                   .has_root = false, .fastest_sample_rate = true},
+    CollectiveInfo{.id = Collective::IbWriteLat, .name = "ib_write_lat", .bench = "ib_write_lat_bench", .kind = WorkloadKind::RdmaWrite,
+                   .merit = FigureOfMerit::Latency, .send = Span::Count, .recv = Span::Count,
+                   .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
+                   .has_root = false, .fastest_sample_rate = false},
     // copy_bench: S = the bytes copied (each direction's, summed for a bidirectional copy); the factor
     // is set per result (2 for a copy within one GPU's memory, which reads and writes every byte).
-    CollectiveInfo{Collective::Copy, "copy", "copy_bench", Span::Count, Span::Count, Span::Count, BusFactor::One, false,
-                   false},
+    CollectiveInfo{.id = Collective::Copy, .name = "copy", .bench = "copy_bench", .kind = WorkloadKind::Copy,
+                   .merit = FigureOfMerit::Bandwidth, .send = Span::Count, .recv = Span::Count,
+                   .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
+                   .has_root = false, .fastest_sample_rate = false},
 };
 
 }  // namespace
 
 std::span<const CollectiveInfo> all_collectives() { return kCollectives; }
 
-bool is_rdma(Collective coll) { return coll == Collective::IbWriteBw || coll == Collective::IbWriteLat; }
+bool is_rdma(Collective coll) { return info(coll).kind == WorkloadKind::RdmaWrite; }
 
-bool is_copy(Collective coll) { return coll == Collective::Copy; }
+bool is_copy(Collective coll) { return info(coll).kind == WorkloadKind::Copy; }
 
 const CollectiveInfo& info(Collective coll) { return kCollectives[static_cast<std::size_t>(coll)]; }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ccbench/errors.hpp"
+#include "ccbench/rates.hpp"
 
 namespace ccbench {
 namespace {
@@ -267,13 +268,7 @@ void summarize_into(CaseResult& result, const Measurement& m, bool keep_samples)
   if (keep_samples) {
     result.samples_s = m.samples_s;
   }
-  const auto bytes = static_cast<double>(result.size_bytes);
-  result.algbw_GBps = s.p50 > 0.0 ? bytes / s.p50 / 1e9 : 0.0;
-  result.busbw_GBps = result.algbw_GBps * result.bus_factor;
-  result.busbw_mean_GBps = s.mean > 0.0 ? bytes / s.mean / 1e9 * result.bus_factor : 0.0;
-  if (result.peak_GBps) {
-    result.pct_of_peak = 100.0 * result.busbw_GBps / *result.peak_GBps;
-  }
+  derive_rates(result);
   const bool wrong = m.wrong_elements.value_or(0) != 0;
   result.status = wrong ? CaseStatus::Failed : CaseStatus::Ok;
   if (wrong) {

@@ -34,22 +34,37 @@ enum class BusFactor {
   One,             // 1
 };
 
+/// What a workload is, where code must treat kinds apart (validation, backends, the reader).
+enum class WorkloadKind {
+  Collective,  // NCCL or MPI over a group of ranks
+  RdmaWrite,   // verbs RDMA WRITEs between the two ranks of a pair (ib_write_bw, ib_write_lat)
+  Copy,        // memory copies one process drives (copy_bench)
+};
+
+/// The figure a workload is judged by: a bandwidth (busbw, set against a peak) or a latency (time per op,
+/// which is what perftest's ib_write_lat reports; its busbw is S over that time, for the same columns).
+enum class FigureOfMerit { Bandwidth, Latency };
+
+/// A workload descriptor: what a bench measures, and how its sizes and rates are counted.
 struct CollectiveInfo {
   Collective id;
   std::string_view name;   // JSON "op": all_reduce, ...
   std::string_view bench;  // binary name: allreduce_bench, ...
-  Span send;               // elements in each rank's send buffer
-  Span recv;               // elements in each rank's receive buffer
-  Span algbw_bytes;        // S = this × typesize
+  WorkloadKind kind;
+  FigureOfMerit merit;
+  Span send;         // elements in each rank's send buffer
+  Span recv;         // elements in each rank's receive buffer
+  Span algbw_bytes;  // S = this × typesize
   BusFactor factor;
   bool has_reduce_op;
   bool has_root;
+  bool fastest_sample_rate;  // reports S over the fastest sample as well (perftest's "BW peak")
 };
 
 std::span<const CollectiveInfo> all_collectives();
-/// ib_write_bw and ib_write_lat: RDMA writes between the two ranks of a pair (bytes, no dtype).
+/// ib_write_bw and ib_write_lat: WorkloadKind::RdmaWrite (bytes, no dtype).
 bool is_rdma(Collective coll);
-/// copy: host<->device, device<->device and GPU<->GPU copies, measured by copy_bench (not by a backend).
+/// copy: WorkloadKind::Copy, host<->device, device<->device and GPU<->GPU copies (copy_bench, no backend).
 bool is_copy(Collective coll);
 const CollectiveInfo& info(Collective coll);
 std::optional<Collective> parse_collective(std::string_view name);
