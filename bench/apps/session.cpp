@@ -9,9 +9,9 @@
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
-#include "ccbench/rates.hpp"
 #include "ccbench/host_memory.hpp"
 #include "ccbench/output_file.hpp"
+#include "ccbench/rates.hpp"
 #include "ccbench/result_json.hpp"
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology_json.hpp"
@@ -107,8 +107,8 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   h.ranks = m_world.size();
   h.hosts = static_cast<int>(m_in.hosts.size());
   if (c.rdma.all_pairs && is_rdma(c.collective)) {
-    h.groups = fmt::format("--all-pairs: {} pair(s) in {} round(s), the pairs of a round side by side",
-                           m_groups.size(), m_in.plan.rounds.size());
+    h.groups = fmt::format("--all-pairs: {} pair(s) in {} round(s), the pairs of a round side by side", m_groups.size(),
+                           m_in.plan.rounds.size());
   } else if (c.split != Split::World) {
     h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_groups.size());
   }
@@ -250,8 +250,7 @@ std::vector<CaseResult> Session::collect(const std::string& mine) {
   }
   std::stable_sort(out.begin(), out.end(), [this](const CaseResult& a, const CaseResult& b) {
     const auto color = [this](const CaseResult& r) {
-      return std::find_if(m_groups.begin(), m_groups.end(),
-                          [&](const GroupPlan& g) { return g.id == r.group_id; }) -
+      return std::find_if(m_groups.begin(), m_groups.end(), [&](const GroupPlan& g) { return g.id == r.group_id; }) -
              m_groups.begin();
     };
     return color(a) < color(b);

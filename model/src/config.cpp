@@ -209,7 +209,8 @@ std::vector<std::string> validate(const RunConfig& c) {
   }
   if (c.min_bytes > c.max_bytes) {
     errors.push_back(fmt::format("--min-bytes {} is larger than --max-bytes {}; swap them or raise -e",
-                                 format_size(c.min_bytes, SizeStyle::Short), format_size(c.max_bytes, SizeStyle::Short)));
+                                 format_size(c.min_bytes, SizeStyle::Short),
+                                 format_size(c.max_bytes, SizeStyle::Short)));
   }
   if (!(c.step_factor > 1.0) || !std::isfinite(c.step_factor)) {
     errors.push_back(fmt::format("--step-factor {} must be greater than 1 (e.g. -f 2)", c.step_factor));

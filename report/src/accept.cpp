@@ -176,8 +176,9 @@ std::string describe_group(const Row& row) {
 /// "all_reduce float32 256 MiB out-of-place" (with the run's name when several runs are read).
 std::string case_label(const Row& row) {
   const CaseResult& r = *row.r;
-  std::string label = fmt::format("{} {} {} {}", info(r.spec.collective).name, name(r.spec.dtype),
-                                  format_size(r.size_bytes, SizeStyle::Binary), r.spec.in_place ? "in-place" : "out-of-place");
+  std::string label =
+      fmt::format("{} {} {} {}", info(r.spec.collective).name, name(r.spec.dtype),
+                  format_size(r.size_bytes, SizeStyle::Binary), r.spec.in_place ? "in-place" : "out-of-place");
   if (!r.variant.empty()) {  // --nccl-variants: a profile's check covers both sweeps
     label += " (" + r.variant + ")";
   }
@@ -245,7 +246,8 @@ std::string sizes_present(const std::vector<Row>& rows) {
     return "";
   }
   return sizes.size() == 1 ? format_size(*sizes.begin(), SizeStyle::Binary)
-                           : fmt::format("{}..{}", format_size(*sizes.begin(), SizeStyle::Binary), format_size(*sizes.rbegin(), SizeStyle::Binary));
+                           : fmt::format("{}..{}", format_size(*sizes.begin(), SizeStyle::Binary),
+                                         format_size(*sizes.rbegin(), SizeStyle::Binary));
 }
 
 std::string busbw_measured(const AcceptCheck& c, const std::vector<Row>& rows) {
@@ -278,8 +280,9 @@ void evaluate_busbw(const AcceptCheck& c, const std::vector<Row>& all, const std
   out.threshold = threshold_text(c);
   if (rows.empty()) {
     const std::string sizes = sizes_present(all);
-    out.detail = fmt::format("no result for {} at {} ({})", describe(c.select), format_size(c.size_bytes, SizeStyle::Binary),
-                             sizes.empty() ? "the input has: " + input_summary(runs) : "sizes measured: " + sizes);
+    out.detail =
+        fmt::format("no result for {} at {} ({})", describe(c.select), format_size(c.size_bytes, SizeStyle::Binary),
+                    sizes.empty() ? "the input has: " + input_summary(runs) : "sizes measured: " + sizes);
     return;
   }
   out.measured = busbw_measured(c, rows);

@@ -435,7 +435,8 @@ std::string describe(const AcceptCheck& c) {
   std::string what = describe(c.select);
   switch (c.kind) {
     case CheckKind::Busbw:
-      return fmt::format("{} busbw at {} {}, every group", what, format_size(c.size_bytes, SizeStyle::Binary), threshold_text(c));
+      return fmt::format("{} busbw at {} {}, every group", what, format_size(c.size_bytes, SizeStyle::Binary),
+                         threshold_text(c));
     case CheckKind::NoWrongElements:
       return fmt::format("no wrong elements in {}{}", what, c.require_checked ? ", every result verified (-c 1)" : "");
     case CheckKind::NoTimedOut:

@@ -384,9 +384,9 @@ std::string result_table(const RowKey& key, const Entries& entries, const std::s
   out += group_meta(entries);
   out += "<table class=\"results\">\n" + table_header(slots) + "<tbody>\n";
   for (const auto& row : table_rows(entries)) {
-    out +=
-        fmt::format(R"(<tr><td class="num">{}</td><td class="num">{}</td><td>{}</td>)",
-                    esc(format_size(row.first->size_bytes, SizeStyle::Binary)), row.first->spec.count, esc(name(row.first->spec.dtype)));
+    out += fmt::format(R"(<tr><td class="num">{}</td><td class="num">{}</td><td>{}</td>)",
+                       esc(format_size(row.first->size_bytes, SizeStyle::Binary)), row.first->spec.count,
+                       esc(name(row.first->spec.dtype)));
     for (const std::size_t slot : slots) {
       out += placement_cells(row.by_placement.at(slot));
     }

@@ -13,14 +13,14 @@
 #include <sstream>
 #include <tuple>
 
-#include "ccbench/config.hpp"       // format_bytes
+#include "ccbench/config.hpp"  // format_bytes
+#include "ccbench/json_schema.hpp"
 #include "ccbench/output_file.hpp"  // file_kind
 #include "ccbench/report/rows.hpp"
 #include "ccbench/report/text.hpp"
 #include "ccbench/result_json.hpp"
-#include "ccbench/json_schema.hpp"
-#include "schema_json.hpp"
 #include "ccbench/text.hpp"
+#include "schema_json.hpp"
 
 namespace ccbench::report {
 

@@ -147,8 +147,8 @@ void append_series(std::string& out, const Plot& plot, const Frame& frame, const
     out += '\n';
   }
   for (const auto& p : series.points) {
-    const std::string tip =
-        html_escape(fmt::format("{}, {}: {:.4g} {}", series.label, format_size(p.size_bytes, SizeStyle::Binary), p.value, plot.unit));
+    const std::string tip = html_escape(fmt::format("{}, {}: {:.4g} {}", series.label,
+                                                    format_size(p.size_bytes, SizeStyle::Binary), p.value, plot.unit));
     append_marker(out, series, frame.x(static_cast<double>(p.size_bytes)), frame.y(p.value), tip);
   }
   out += "</g>\n";

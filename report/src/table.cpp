@@ -132,15 +132,16 @@ TextTable side_by_side(const Section& s, std::vector<std::string>& notes) {
   }
   for (const auto& [size, pair] : by_size) {
     const auto* any = pair.first != nullptr ? pair.first : pair.second;
-    std::vector<Cell> row = {{format_size(size, SizeStyle::Binary)}, {std::to_string(size)}, {std::to_string(any->spec.count)}};
+    std::vector<Cell> row = {
+        {format_size(size, SizeStyle::Binary)}, {std::to_string(size)}, {std::to_string(any->spec.count)}};
     for (const auto* r : {pair.first, pair.second}) {
       if (r == nullptr || r->status != CaseStatus::Ok) {
         const std::string text = r == nullptr ? "-" : std::string(name(r->status));
         row.push_back({text, r == nullptr ? nullptr : status_colour(*r)});
         row.insert(row.end(), 5, Cell{"-"});
         if (r != nullptr) {
-          notes.push_back(fmt::format("{} {}: {}: {}", format_size(size, SizeStyle::Binary), placement_name(r->spec.in_place),
-                                      name(r->status), printable(r->reason)));
+          notes.push_back(fmt::format("{} {}: {}: {}", format_size(size, SizeStyle::Binary),
+                                      placement_name(r->spec.in_place), name(r->status), printable(r->reason)));
         }
         continue;
       }

@@ -48,8 +48,6 @@ bool append_entity(std::string& out, char c) {
   }
 }
 
-
-
 }  // namespace
 
 std::string html_escape(std::string_view text) {
@@ -97,7 +95,6 @@ std::string csv_field(std::string_view text) {
   out += '"';
   return out;
 }
-
 
 std::string format_number(std::optional<double> value, int digits) {
   if (!value || !std::isfinite(*value)) {

@@ -17,7 +17,6 @@
 
 namespace ccbench::tcp_detail {
 
-
 [[noreturn]] void throw_errno(std::string_view what) {
   throw BackendError(fmt::format("tcp pair: {}: {}", what, std::strerror(errno)));
 }

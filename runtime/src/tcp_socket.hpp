@@ -21,7 +21,7 @@ namespace ccbench::tcp_detail {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr double kLongestWait_s = 1e9;      // "forever" (infinity) without overflowing the clock
+constexpr double kLongestWait_s = 1e9;  // "forever" (infinity) without overflowing the clock
 constexpr auto kRetryPeriod = std::chrono::milliseconds(100);
 
 class Deadline {

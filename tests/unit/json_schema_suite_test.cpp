@@ -23,10 +23,26 @@ namespace {
 const std::filesystem::path kSuite = "/usr/share/json-schema-test-suite/tests/draft7";
 
 // The suite's files for the keywords the validator implements (README of the suite: one file a keyword).
-constexpr std::array<std::string_view, 20> kKeywordFiles = {
-    "type",      "enum",     "const",     "properties", "required",   "additionalProperties", "items",
-    "minItems",  "maxItems", "minLength", "maxLength",  "minimum",    "maximum",              "pattern",
-    "ref",       "oneOf",    "anyOf",     "allOf",      "exclusiveMinimum", "if-then-else"};
+constexpr std::array<std::string_view, 20> kKeywordFiles = {"type",
+                                                            "enum",
+                                                            "const",
+                                                            "properties",
+                                                            "required",
+                                                            "additionalProperties",
+                                                            "items",
+                                                            "minItems",
+                                                            "maxItems",
+                                                            "minLength",
+                                                            "maxLength",
+                                                            "minimum",
+                                                            "maximum",
+                                                            "pattern",
+                                                            "ref",
+                                                            "oneOf",
+                                                            "anyOf",
+                                                            "allOf",
+                                                            "exclusiveMinimum",
+                                                            "if-then-else"};
 
 // "file: group / test" -> why our verdict differs from the suite's, on purpose. The other one we know of
 // (1.0 is no "integer" here, stricter than the standard) has no test in json-schema-test-suite 2.0.0;
@@ -89,7 +105,8 @@ TEST(JsonSchemaSuite, AgreesOnEveryKeywordItImplements) {
       }
       t.groups += 1;
       for (const auto& test : group.at("tests")) {
-        const std::string name = fmt::format("{}: {} / {}", file, group_name, test.at("description").get<std::string>());
+        const std::string name =
+            fmt::format("{}: {} / {}", file, group_name, test.at("description").get<std::string>());
         const bool expected = test.at("valid").get<bool>();
         const auto problem = schema->first_problem(test.at("data"));
         t.tests += 1;

@@ -124,7 +124,8 @@ TEST(RunPlan, SizesPlacementsAndVariantsComeFromTheConfig) {
 TEST(RunPlan, RdmaOnOneRankIsRefused) {
   const RunPlan plan = plan_run(all_pairs_config(), one_rank_per_host(1));
   ASSERT_EQ(plan.errors.size(), 1U);
-  EXPECT_EQ(plan.errors[0], "ib_write_bw_bench measures between 2 ranks: start it with mpirun -np 2 (or more, in pairs)");
+  EXPECT_EQ(plan.errors[0],
+            "ib_write_bw_bench measures between 2 ranks: start it with mpirun -np 2 (or more, in pairs)");
 }
 
 TEST(RunPlan, RootOutsideTheSmallestGroupIsRefused) {

@@ -16,11 +16,11 @@ struct RunPlan {
   /// The groups that run side by side in each round. One round, the groups of --split, unless
   /// --all-pairs, which has a round for each set of disjoint pairs (every pair of ranks meets once).
   std::vector<std::vector<GroupPlan>> rounds;
-  std::vector<std::string> variants;   // {""}, or {"configured", "ring"} under --nccl-variants
-  std::vector<std::uint64_t> sizes;    // the sweep, bytes (-b, -e, -f, rounded to whole elements)
-  std::vector<bool> placements;        // in_place of each case at a size, in order (--placement)
-  std::vector<std::string> errors;     // what the layout refuses, each one line; empty when the plan runs
-  bool all_pairs = false;              // the rounds are those of --all-pairs
+  std::vector<std::string> variants;  // {""}, or {"configured", "ring"} under --nccl-variants
+  std::vector<std::uint64_t> sizes;   // the sweep, bytes (-b, -e, -f, rounded to whole elements)
+  std::vector<bool> placements;       // in_place of each case at a size, in order (--placement)
+  std::vector<std::string> errors;    // what the layout refuses, each one line; empty when the plan runs
+  bool all_pairs = false;             // the rounds are those of --all-pairs
 
   /// Every group of every round, in order.
   [[nodiscard]] std::vector<GroupPlan> groups() const;

@@ -214,7 +214,8 @@ TEST(HtmlPage, TablesQuoteTheResults) {
     ASSERT_TRUE(r.time.has_value());
     EXPECT_NE(page.find("<td class=\"num\">" + format_number(r.time->p50 * 1e6, 2) + "</td>"), std::string::npos)
         << r.size_bytes;
-    EXPECT_NE(page.find("<td class=\"num\">" + format_size(r.size_bytes, SizeStyle::Binary) + "</td>"), std::string::npos);
+    EXPECT_NE(page.find("<td class=\"num\">" + format_size(r.size_bytes, SizeStyle::Binary) + "</td>"),
+              std::string::npos);
   }
   // Header: both placements, with units; 9 sizes, one row each, both placements checked (0 wrong elements).
   EXPECT_NE(page.find("<th colspan=\"7\">out-of-place</th><th colspan=\"7\">in-place</th>"), std::string::npos);

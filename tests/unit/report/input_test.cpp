@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "ccbench/report/input.hpp"
 #include "ccbench/json_schema.hpp"
+#include "ccbench/report/input.hpp"
 
 namespace ccbench::report {
 namespace {

@@ -15,7 +15,8 @@
 namespace ccbench {
 namespace {
 
-const std::filesystem::path kSchema = std::filesystem::path(CCBENCH_SOURCE_DIR) / "report/schema/ccbench.accept.schema.json";
+const std::filesystem::path kSchema =
+    std::filesystem::path(CCBENCH_SOURCE_DIR) / "report/schema/ccbench.accept.schema.json";
 
 std::set<std::string> select_enum(const std::string& key) {
   std::ifstream in(kSchema);

@@ -30,7 +30,6 @@
 namespace ccbench {
 namespace verbs_detail {
 
-
 void VerbsTimer::start() { m_backend.start_sample(); }
 
 double VerbsTimer::stop() { return m_backend.end_sample(); }
