@@ -77,6 +77,8 @@ SchemaProblem problem(const std::string& pointer, std::string message) { return 
 
 }  // namespace
 
+std::span<const std::string_view> implemented_keywords() { return kAssertions; }
+
 std::string json_type_name(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null:

@@ -92,11 +92,7 @@ class Env:
         return path
 
     def validate(self, path):
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        found = list(validate_result.problems(self.validator, doc))
-        assert not found, f"{path} does not validate: {found[0]}"
-        return doc
+        return validate_result.checked_document(self.validator, path)
 
     def run(self, cluster, np, program, timeout=50):
         cmd = cluster.mpirun(np, program, mca=FULL_DUPLEX_MCA)

@@ -43,15 +43,7 @@ BAD_INPUT = {
 }
 
 
-class Env:
-    def __init__(self, args):
-        self.bin_dir = pathlib.Path(args.bin_dir).resolve()
-        self.validator = validate_result.validator(args.schema)
-        self.mpirun = args.mpirun
-        self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                        OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl="self,vader",
-                        OMPI_MCA_rmaps_base_oversubscribe="1")
-
+class Env(validate_result.MpiTestEnv):
     def command(self, bench, np, flags, bind_to="none"):
         return [self.mpirun, "-q", "-np", str(np), "--bind-to", bind_to, str(self.bin_dir / bench), *flags]
 
@@ -59,13 +51,6 @@ class Env:
         cmd = self.command(bench, np, flags, bind_to)
         print("$", " ".join(cmd), flush=True)
         return subprocess.run(cmd, cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
-
-    def validate(self, path):
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        found = list(validate_result.problems(self.validator, doc))
-        assert not found, f"{path} does not validate: {found[0]}"
-        return doc
 
 
 def check_results(doc, bench, np, expect_sizes):

@@ -12,21 +12,12 @@ import subprocess
 import tempfile
 import time
 
+import validate_result  # tests/tools, on the path bench_test.py sets
+
 
 def rank0_pid(tag, rank=0):
     """The pid of world rank `rank` of the run whose argv contains `tag`."""
-    for proc in pathlib.Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            environ = (proc / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if (tag.encode() in cmdline and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ
-                and b"mpirun" not in cmdline[0]):
-            return int(proc.name)
-    return None
+    return validate_result.world_rank_pids(tag).get(rank)
 
 
 def session_pids(sid):

@@ -6,7 +6,6 @@ its exit code and its result file.
   hostile_test.py --bin-dir DIR --schema SCHEMA [--mpirun MPIRUN] CASE
 """
 import argparse
-import json
 import os
 import pathlib
 import signal
@@ -36,15 +35,7 @@ ABSURD_FLAGS = [
 ]
 
 
-class Env:
-    def __init__(self, args):
-        self.bin_dir = pathlib.Path(args.bin_dir).resolve()
-        self.validator = validate_result.validator(args.schema)
-        self.mpirun = args.mpirun
-        self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                        OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl="self,vader",
-                        OMPI_MCA_rmaps_base_oversubscribe="1")
-
+class Env(validate_result.MpiTestEnv):
     def run(self, flags, cwd, bench="allreduce_bench", extra_env=None, timeout=120):
         cmd = [self.mpirun, "-q", "-np", "2", "--bind-to", "none"]
         for name in (extra_env or {}):
@@ -55,13 +46,6 @@ class Env:
         start = time.monotonic()
         p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, timeout=timeout)
         return p, time.monotonic() - start
-
-    def validate(self, path):
-        with open(path, "rb") as f:
-            doc = json.loads(f.read().decode("utf-8"))
-        found = list(validate_result.problems(self.validator, doc))
-        assert not found, f"{path} does not validate: {found[0]}"
-        return doc
 
 
 def error_lines(p):

@@ -6,7 +6,7 @@
 Runs allreduce_bench -np 2 on host memory with a fixed number of samples per size (-n N, several
 N from 1 to 71) and, for every case of every result file, recomputes the distribution-free
 interval of the median from the case's own samples with scipy.stats.binom, independently of
-bench/core/src/statistics.cpp: the ranks (j, n + 1 - j) with the largest j whose coverage
+model/src/statistics.cpp: the ranks (j, n + 1 - j) with the largest j whose coverage
 P(j <= B <= n - j), B ~ binomial(n, 1/2), is at least 95%. Below 6 samples no j reaches 95%,
 and the file must say null (and still validate). Then ccbench-report compare calls the rows of a
 5-sample run UNSURE. Exit 77 (skipped) without scipy.

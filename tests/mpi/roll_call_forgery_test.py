@@ -21,8 +21,10 @@ import sys
 import tempfile
 import time
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl="self,vader", OMPI_MCA_rmaps_base_oversubscribe="1")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
+import validate_result  # noqa: E402  (mpi_test_environment, world_rank_pids)
+
+ENV = validate_result.mpi_test_environment(os.environ)
 FLAGS = ["--backend", "mpi", "-b", "1K", "-e", "64M", "-f", "2", "--time-budget", "0.6", "--timeout", "60"]
 HANG = {"reporter": 1, "activity": "all_reduce 1024 B out-of-place in group world", "waited_s": 5.0,
         "silent": [0], "resumed": [], "answered": [{"rank": 1, "activity": "forged", "resumed_s_ago": -1.0}]}
@@ -46,21 +48,7 @@ def forgeries():
 
 def rank_pids(tag, np):
     """World rank -> pid of the run whose argv holds `tag`."""
-    found = {}
-    for proc in pathlib.Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            environ = (proc / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if tag.encode() not in cmdline or b"mpirun" in cmdline[0]:
-            continue
-        for rank in range(np):
-            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
-                found[rank] = int(proc.name)
-    return found
+    return {r: pid for r, pid in validate_result.world_rank_pids(tag).items() if r < np}
 
 
 def udp_endpoints(pid):

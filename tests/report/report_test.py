@@ -199,7 +199,7 @@ def check_malformed(report, data):
 # ---------------------------------------------------------------- compare_scaled
 
 def percentile(sorted_values, p):
-    """numpy's default (R type 7), as bench/core/src/statistics.cpp."""
+    """numpy's default (R type 7), as model/src/statistics.cpp."""
     n = len(sorted_values)
     h = (n - 1) * p / 100.0
     lo = math.floor(h)

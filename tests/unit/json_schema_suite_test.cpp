@@ -22,27 +22,13 @@ namespace {
 
 const std::filesystem::path kSuite = "/usr/share/json-schema-test-suite/tests/draft7";
 
-// The suite's files for the keywords the validator implements (README of the suite: one file a keyword).
-constexpr std::array<std::string_view, 20> kKeywordFiles = {"type",
-                                                            "enum",
-                                                            "const",
-                                                            "properties",
-                                                            "required",
-                                                            "additionalProperties",
-                                                            "items",
-                                                            "minItems",
-                                                            "maxItems",
-                                                            "minLength",
-                                                            "maxLength",
-                                                            "minimum",
-                                                            "maximum",
-                                                            "pattern",
-                                                            "ref",
-                                                            "oneOf",
-                                                            "anyOf",
-                                                            "allOf",
-                                                            "exclusiveMinimum",
-                                                            "if-then-else"};
+/// The suite's file for a keyword the validator implements (the suite has one file a keyword).
+std::string suite_file(std::string_view keyword) {
+  if (keyword == "$ref") {
+    return "ref";
+  }
+  return keyword == "if" ? "if-then-else" : std::string(keyword);
+}
 
 // "file: group / test" -> why our verdict differs from the suite's, on purpose. The other one we know of
 // (1.0 is no "integer" here, stricter than the standard) has no test in json-schema-test-suite 2.0.0;
@@ -88,10 +74,11 @@ TEST(JsonSchemaSuite, AgreesOnEveryKeywordItImplements) {
   std::set<std::string> deviations_seen;
   std::map<std::string, Tally> tally;
   int total_tests = 0;
-  for (const auto file : kKeywordFiles) {
-    std::ifstream in(kSuite / (std::string(file) + ".json"));
+  for (const auto keyword : implemented_keywords()) {
+    const std::string file = suite_file(keyword);
+    std::ifstream in(kSuite / (file + ".json"));
     ASSERT_TRUE(in) << file;
-    Tally& t = tally[std::string(file)];
+    Tally& t = tally[file];
     for (const auto& group : nlohmann::json::parse(in)) {
       const auto group_name = group.at("description").get<std::string>();
       std::optional<JsonSchema> schema;

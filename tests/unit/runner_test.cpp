@@ -249,12 +249,17 @@ TEST(Runner, StopsOnTargetCiWhenSamplesAreSteady) {
   EXPECT_EQ(group.reductions, 3);  // two calibration batches + one chunk: one collective per chunk
 }
 
+/// 400 ops alternating 1 ms and 3 ms: the median's interval never narrows.
+void script_noisy(FakeBackend& backend) {
+  for (int i = 0; i < 400; ++i) {
+    backend.scripted().per_op.push_back(i % 2 == 0 ? 1e-3 : 3e-3);
+  }
+}
+
 TEST(Runner, NoisySamplesRunIntoMaxSamples) {
   SoloGroup group;
   FakeBackend backend;
-  for (int i = 0; i < 400; ++i) {
-    backend.scripted().per_op.push_back(i % 2 == 0 ? 1e-3 : 3e-3);  // median CI never narrows
-  }
+  script_noisy(backend);
   SamplingPolicy policy;
   policy.batch_ops = 1;
   policy.max_samples = 50;
@@ -269,9 +274,7 @@ TEST(Runner, NoisySamplesRunIntoMaxSamples) {
 TEST(Runner, AutoBudgetEndsANoisySizeAfterFiftySamples) {
   SoloGroup group;
   FakeBackend backend;
-  for (int i = 0; i < 400; ++i) {
-    backend.scripted().per_op.push_back(i % 2 == 0 ? 1e-3 : 3e-3);  // median CI never narrows
-  }
+  script_noisy(backend);
   SamplingPolicy policy;
   policy.batch_ops = 1;
   ASSERT_FALSE(policy.time_budget_s);

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ccbench {
@@ -43,6 +45,10 @@ class JsonSchema {
   nlohmann::json m_root;
   std::map<std::string, std::regex> m_patterns;
 };
+
+/// The assertion keywords the validator implements ("if" stands for if/then/else); any other keyword
+/// but the annotations ($schema, $id, $defs, title, description, $comment, examples) is refused.
+std::span<const std::string_view> implemented_keywords();
 
 /// "string", "integer", "number", "object", "array", "boolean", "null".
 std::string json_type_name(const nlohmann::json& value);
