@@ -258,12 +258,6 @@ std::vector<CaseResult> Session::collect(const std::string& mine) {
   return out;
 }
 
-void Session::write_document() {
-  if (m_in.result_path != "-") {
-    write_file_atomically(m_in.result_path, json_text(to_json(m_doc), 2) + "\n");
-  }
-}
-
 namespace {
 
 // An RDMA pair is bounded by the slower of its two ports, as rated in the spec database.
@@ -336,10 +330,8 @@ void Session::record_hang(const Hang& hang) {
     return;  // a document without results is not a valid one
   }
   m_doc.run.ended_utc = utc_now_iso8601();
-  try {
-    write_document();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "{}: error: {}\n", m_coll.bench, e.what());
+  for (const auto& sink : m_sinks) {
+    sink->hang(m_doc);
   }
 }
 
@@ -358,7 +350,7 @@ Session::BackendFacts Session::backend_facts() {
   return {j.at("versions").get<std::map<std::string, std::string>>(), j.at("backend"), j.at("clock")};
 }
 
-bool Session::sweep(const TablePrinter& printer) {
+bool Session::sweep() {
   std::optional<Runner> runner;
   if (m_member.backend != nullptr) {
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
@@ -378,17 +370,16 @@ bool Session::sweep(const TablePrinter& printer) {
       }
     }
     if (is_writer()) {
-      {
-        const std::lock_guard lock(m_doc_mutex);
-        write_document();
+      const std::lock_guard lock(m_doc_mutex);
+      for (const auto& sink : m_sinks) {
+        sink->size_done(m_doc, cells);
       }
-      printer.rows(cells);
     }
   }
   return failed;
 }
 
-bool Session::sweep_ring_variant(const TablePrinter& printer) {
+bool Session::sweep_ring_variant() {
   {
     const std::lock_guard lock(m_doc_mutex);
     m_variant = m_in.plan.variants.back();
@@ -396,11 +387,14 @@ bool Session::sweep_ring_variant(const TablePrinter& printer) {
   }
   const auto configured = m_facts.versions.find("nccl_algo");
   if (is_writer()) {
-    fmt::print(table_stream(),
-               "# --nccl-variants: the rows above are variant configured ({}); below, variant ring: the same sweep "
-               "on new communicators with NCCL_ALGO=Ring\n",
-               configured != m_facts.versions.end() ? configured->second : "NCCL_ALGO as set");
-    std::fflush(table_stream());
+    const std::string note = fmt::format(
+        "--nccl-variants: the rows above are variant configured ({}); below, variant ring: the same sweep on new "
+        "communicators with NCCL_ALGO=Ring",
+        configured != m_facts.versions.end() ? configured->second : "NCCL_ALGO as set");
+    const std::lock_guard lock(m_doc_mutex);
+    for (const auto& sink : m_sinks) {
+      sink->note(note);
+    }
   }
   m_guard.begin("set-up: new communicators with NCCL_ALGO=Ring (--nccl-variants)");
   // NCCL reads NCCL_ALGO when it creates a communicator (its tuning model), so the next ones ring.
@@ -409,7 +403,7 @@ bool Session::sweep_ring_variant(const TablePrinter& printer) {
   }
   rejoin(current_groups());  // the configured communicators go first
   m_guard.idle("set-up");
-  return sweep(printer);
+  return sweep();
 }
 
 int Session::run() {
@@ -423,14 +417,20 @@ int Session::run() {
     const std::lock_guard lock(m_doc_mutex);
     m_facts = facts;
   }
-  const TablePrinter printer(table_stream(), m_in.plan.placements, m_in.config.split != Split::World,
-                             m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps);
   if (is_writer()) {
     start_document(facts.versions);
     plan_peaks();
-    printer.header(table_header(facts.versions, facts.backend, facts.clock));
+    const std::lock_guard lock(m_doc_mutex);
+    m_sinks.push_back(json_sink(m_in.result_path, std::string{m_coll.bench}));  // first: a printed row is written
+    m_sinks.push_back(table_sink(table_stream(),
+                                 TablePrinter(table_stream(), m_in.plan.placements, m_in.config.split != Split::World,
+                                              m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps),
+                                 m_in.result_path));
+    for (const auto& sink : m_sinks) {
+      sink->begin(table_header(facts.versions, facts.backend, facts.clock));
+    }
   }
-  bool failed = sweep(printer);
+  bool failed = sweep();
   for (std::size_t round = 1; round < m_in.plan.rounds.size(); ++round) {  // --all-pairs: the next round's pairs
     {
       const std::lock_guard lock(m_doc_mutex);
@@ -440,19 +440,17 @@ int Session::run() {
     m_guard.begin(fmt::format("set-up: connecting the pairs of round {} of {}", round + 1, m_in.plan.rounds.size()));
     rejoin(m_in.plan.rounds[round]);
     m_guard.idle("set-up");
-    failed = sweep(printer) || failed;
+    failed = sweep() || failed;
   }
   if (m_in.plan.variants.size() > 1) {
-    failed = sweep_ring_variant(printer) || failed;
+    failed = sweep_ring_variant() || failed;
   }
   if (is_writer()) {
     const std::lock_guard lock(m_doc_mutex);
     m_position.reset();
     m_doc.run.ended_utc = utc_now_iso8601();
-    write_document();
-    printer.footer(m_doc.results, m_in.result_path == "-" ? std::string{} : m_in.result_path);
-    if (m_in.result_path == "-") {
-      fmt::print("{}\n", json_text(to_json(m_doc), 2));
+    for (const auto& sink : m_sinks) {
+      sink->end(m_doc);
     }
   }
   return failed ? kExitFailure : kExitOk;

@@ -19,6 +19,7 @@
 #include "ccbench/topo/peak.hpp"
 #include "ccbench/topo/topology.hpp"
 #include "hang_guard.hpp"
+#include "result_sinks.hpp"
 
 namespace ccbench {
 
@@ -67,9 +68,9 @@ class Session {
     std::string clock;
   };
   BackendFacts backend_facts();
-  bool sweep(const TablePrinter& printer);
+  bool sweep();
   /// --nccl-variants: new communicators with NCCL_ALGO=Ring, and the sweep again (variant "ring").
-  bool sweep_ring_variant(const TablePrinter& printer);
+  bool sweep_ring_variant();
   [[nodiscard]] bool is_writer() const { return m_world.rank() == 0; }
   [[nodiscard]] std::FILE* table_stream() const { return m_in.result_path == "-" ? stderr : stdout; }
   [[nodiscard]] TableHeader table_header(const std::map<std::string, std::string>& versions, const std::string& backend,
@@ -84,8 +85,6 @@ class Session {
   void record(CaseResult& result);
   /// Each group's bottleneck link from the topology and the spec database (world rank 0).
   void plan_peaks();
-  /// Callers hold m_doc_mutex.
-  void write_document();
   /// Marks the case in progress timed out for every group the hang involves, and writes.
   void record_hang(const Hang& hang);
   /// Lets the hang guard abandon the current backend (see HangGuard::set_abandon).
@@ -112,6 +111,7 @@ class Session {
   };
   std::optional<Position> m_position;  // the case every group is measuring
   BackendFacts m_facts;
+  std::vector<std::unique_ptr<ResultSink>> m_sinks;  // world rank 0: the JSON file, the table
   std::map<std::string, topo::Peak> m_peaks;  // by group id
 };
 

@@ -40,7 +40,9 @@ DEVIATIONS = {
     "result:integer_as_float": (False, "a float with no fraction (2.0) where the schema says integer: the "
                                        "standard takes it, our reader does not (the writer never writes one)"),
 }
-MAX_EDITS = 400  # per real file: enough to reach every key of the smaller files, quick on the larger
+# Edits per real file: every key of a hardware or profile file; a sample of the large result files (each
+# is tens of KB, and jsonschema takes about 20 ms a document).
+MAX_EDITS = {"result": 60, "hardware": 400, "profile": 400}
 
 
 def paths(doc, at=()):
@@ -76,22 +78,21 @@ def other_type(value):
     return [1, 2]
 
 
-def edits(name, doc):
-    """(case, document) edits of one real document."""
-    out = []
+def edits(name, doc, most):
+    """(case, document) edits of one real document: chosen first, then made (each is a deep copy)."""
+    chosen = []
     for path, value in paths(doc):
         label = "/" + "/".join(str(p) for p in path)
         if path:
-            out.append((f"{name}{label}:type", edited(doc, path, lambda n, k: n.__setitem__(k, other_type(n[k])))))
+            chosen.append((f"{name}{label}:type", path, lambda n, k: n.__setitem__(k, other_type(n[k]))))
         if path and isinstance(path[-1], str):
-            out.append((f"{name}{label}:removed", edited(doc, path, lambda n, k: n.pop(k))))
+            chosen.append((f"{name}{label}:removed", path, lambda n, k: n.pop(k)))
         if isinstance(value, dict):
-            out.append((f"{name}{label}:unknown_key",
-                        edited(doc, path + ("zz_unknown",), lambda n, k: n.__setitem__(k, 1))))
+            chosen.append((f"{name}{label}:unknown_key", path + ("zz_unknown",), lambda n, k: n.__setitem__(k, 1)))
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            out.append((f"{name}{label}:negative", edited(doc, path, lambda n, k: n.__setitem__(k, -n[k]))))
-    step = max(1, len(out) // MAX_EDITS)
-    return out[::step]
+            chosen.append((f"{name}{label}:negative", path, lambda n, k: n.__setitem__(k, -n[k])))
+    step = max(1, len(chosen) // most)
+    return [(case, edited(doc, path, change)) for case, path, change in chosen[::step]]
 
 
 def corpus(kind, files):
@@ -99,7 +100,7 @@ def corpus(kind, files):
     for f in files:
         doc = json.loads(f.read_text())
         cases.append((f"{f.name}", doc))
-        cases += edits(f.name, doc)
+        cases += edits(f.name, doc, MAX_EDITS[kind])
     if kind == "result":
         base = (ROOT / "tests/data/report/runs/allreduce-np4-a.json").read_text()
         for name, text, _ in report_test.malformed_cases(base):
