@@ -7,7 +7,7 @@ cd "$CCBENCH_ROOT"
 git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 echo "clang-format: clean"
 [ -f "$CCBENCH_BUILD/compile_commands.json" ] || ccbench_configure "$CCBENCH_BUILD" >/dev/null
-files=$(git ls-files 'bench/*.cpp' 'topo/*.cpp' 'report/*.cpp' | grep -v -e '^bench/backends/nccl/' -e '^report/fuzz/' || true)
+files=$(git ls-files 'model/*.cpp' 'runtime/*.cpp' 'bench/*.cpp' 'topo/*.cpp' 'report/*.cpp' | grep -v -e '^bench/backends/nccl/' -e '^report/fuzz/' || true)
 if grep -q nccl_backend.cpp "$CCBENCH_BUILD/compile_commands.json"; then
   files="$files $(git ls-files 'bench/backends/nccl/*.cpp')"
 fi
