@@ -17,7 +17,15 @@ readonly benches=(allreduce allgather reducescatter broadcast reduce alltoall se
 readonly rdma_benches=(ib_write_bw ib_write_lat)
 # Small sizes, fixed samples: quick, and the case list does not depend on timing.
 readonly sweep=(-b 8 -e 64K -f 4 --iters 5 --warmup-iters 2 -c 1 --samples --timeout 120)
-readonly launch=(mpirun -q -np 2 --oversubscribe --mca mpi_yield_when_idle 1)
+readonly launch=(mpirun -q --oversubscribe --mca mpi_yield_when_idle 1)
+# More shapes of a run, each CASE=BENCH NP FLAGS...: groups side by side, a root, odd rank counts, a dtype.
+readonly -A variants=(
+  [allreduce-pairs-np4]="allreduce 4 --split pairs"
+  [sendrecv-pairs-np4]="sendrecv 4 --split pairs"
+  [broadcast-root2-np3]="broadcast 3 --root 2 --placement in"
+  [alltoall-int8-np3]="alltoall 3 -d int8"
+  [reducescatter-max-np3]="reducescatter 3 -o max -d int32"
+)
 # ccbench-report table --format csv columns left out of the comparison: the file path given, and measured.
 readonly left_out_columns=file,p50_us,p95_us,p50_ci95_lo_us,p50_ci95_hi_us,algbw_GBps,busbw_GBps,pct_of_peak
 
@@ -26,7 +34,8 @@ usage() {
 usage: $prog OLD_BIN_DIR NEW_BIN_DIR [OUT_DIR]
 
 Runs ${benches[*]} (NAME_bench in each folder) under
-  ${launch[*]} BENCH ${sweep[*]} --out OUT_DIR/{old,new}/NAME.json
+  ${launch[*]} -np 2 BENCH ${sweep[*]} --out OUT_DIR/{old,new}/NAME.json
+and the variants ${!variants[*]} (other rank counts, --split pairs, --root, -d, -o)
 (--backend mpi for the collectives; ib_write_bw and ib_write_lat too when ibv_devices lists an RDMA
 device), then scripts/lib/result_diff.py on each pair. One line per bench: same, DIFFERS (the first
 40 differences follow, all of them in OUT_DIR/NAME.diff), FAILED or MISSING.
@@ -68,7 +77,7 @@ for row in rows:
 }
 
 # RDMA benches only where there is a device to run them on.
-names=("${benches[@]}")
+names=("${benches[@]}" "${!variants[@]}")
 rdma_skip=""
 if ! command -v ibv_devices >/dev/null; then
   rdma_skip="ibv_devices is not installed (no rdma-core)"
@@ -81,20 +90,31 @@ else
   fi
 fi
 
-run_side() {  # run_side SIDE DIR NAME: the bench NAME from DIR, into OUT_DIR/SIDE/NAME.json; its exit code
-  local side=$1 dir=$2 name=$3 args=("${sweep[@]}")
+bench_of() {  # bench_of NAME: the bench a case runs (a variant's first word, else the name itself)
+  local spec=${variants[$1]-$1}
+  echo "${spec%% *}"
+}
+
+run_side() {  # run_side SIDE DIR NAME: the case NAME with DIR's bench, into OUT_DIR/SIDE/NAME.json; its exit code
+  local side=$1 dir=$2 name=$3 np=2 args=("${sweep[@]}") extra=()
+  if [ -n "${variants[$name]-}" ]; then
+    read -r -a extra <<<"${variants[$name]}"
+    np=${extra[1]}
+    extra=("${extra[@]:2}")
+  fi
   [[ " ${rdma_benches[*]} " == *" $name "* ]] || args=(--backend mpi "${args[@]}")
   rm -f -- "$out/$side/$name.json"
-  "${launch[@]}" "$dir/${name}_bench" "${args[@]}" --out "$out/$side/$name.json" \
-    </dev/null >"$out/$side/$name.txt" 2>&1
+  "${launch[@]}" -np "$np" "$dir/$(bench_of "$name")_bench" "${args[@]}" "${extra[@]}" \
+    --out "$out/$side/$name.json" </dev/null >"$out/$side/$name.txt" 2>&1
 }
 
 status=0 same=0 bad=0
 for name in "${names[@]}"; do
-  label=${name}_bench
+  label=$name
+  [ -n "${variants[$name]-}" ] || label=${name}_bench
   missing=()
   for dir in "$old_dir" "$new_dir"; do
-    [ -x "$dir/${name}_bench" ] || missing+=("$dir/${name}_bench")
+    [ -x "$dir/$(bench_of "$name")_bench" ] || missing+=("$dir/$(bench_of "$name")_bench")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     printf '%-20s MISSING: %s\n' "$label" "$(join ", " "${missing[@]}")"
@@ -127,7 +147,7 @@ for name in "${names[@]}"; do
       table="; ccbench-report table failed" verdict=DIFFERS
     fi
   fi
-  printf '%-20s %s: %s%s\n' "$label" "$verdict" "$(tail -n 1 "$out/$name.diff")" "$table"
+  printf '%-22s %s: %s%s\n' "$label" "$verdict" "$(tail -n 1 "$out/$name.diff")" "$table"
   if [ "$verdict" = same ]; then
     same=$((same + 1))
   else
@@ -140,5 +160,5 @@ done
 
 [ -z "$rdma_skip" ] || printf '%-20s skipped: %s\n' "$(join ", " "${rdma_benches[@]/%/_bench}")" "$rdma_skip"
 [ -n "$report_new" ] || echo "table: not compared (no ccbench-report in $old_dir or $new_dir)"
-echo "$prog: ${#names[@]} benches, $same same, $bad differ, failed or missing; results in $out"
+echo "$prog: ${#names[@]} cases, $same same, $bad differ, failed or missing; results in $out"
 exit $status
