@@ -47,9 +47,7 @@ class TableSink final : public ResultSink {
   TableSink(std::FILE* out, TablePrinter printer, std::string result_path)
       : m_out(out), m_printer(std::move(printer)), m_result_path(std::move(result_path)) {}
   void begin(const TableHeader& header) override { m_printer.header(header); }
-  void size_done(const ResultDocument& /*doc*/, const std::vector<CaseResult>& rows) override {
-    m_printer.rows(rows);
-  }
+  void size_done(const ResultDocument& /*doc*/, const std::vector<CaseResult>& rows) override { m_printer.rows(rows); }
   void note(const std::string& text) override {
     fmt::print(m_out, "# {}\n", text);
     std::fflush(m_out);

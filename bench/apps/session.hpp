@@ -112,7 +112,7 @@ class Session {
   std::optional<Position> m_position;  // the case every group is measuring
   BackendFacts m_facts;
   std::vector<std::unique_ptr<ResultSink>> m_sinks;  // world rank 0: the JSON file, the table
-  std::map<std::string, topo::Peak> m_peaks;  // by group id
+  std::map<std::string, topo::Peak> m_peaks;         // by group id
 };
 
 }  // namespace ccbench

@@ -204,11 +204,11 @@ TEST(SpecDatabase, ParseAcceptsTheMinimalDocument) {
 TEST(SpecDatabase, ParseErrorsNameTheEntryAndTheKey) {
   auto doc = minimal_document();
   doc["gpus"][0].erase("source");
-  EXPECT_NE(parse_error(doc).find(R"(gpus[0] "X1": missing "source")"), std::string::npos) << parse_error(doc);
+  EXPECT_NE(parse_error(doc).find(R"(/gpus/0: missing required key "source")"), std::string::npos) << parse_error(doc);
 
   doc = minimal_document();
   doc["nics"][0].erase("GBps");
-  EXPECT_NE(parse_error(doc).find(R"(nics[0] "IB HDR": missing "GBps")"), std::string::npos) << parse_error(doc);
+  EXPECT_NE(parse_error(doc).find(R"(/nics/0: missing required key "GBps")"), std::string::npos) << parse_error(doc);
 
   doc = minimal_document();
   doc["gpus"][0]["nvlink_total_GBps"] = 60;
@@ -220,11 +220,15 @@ TEST(SpecDatabase, ParseErrorsNameTheEntryAndTheKey) {
 
   doc = minimal_document();
   doc["gpus"][0]["hbm_gbps"] = 1;  // misspelt key
-  EXPECT_NE(parse_error(doc).find(R"(unknown key "hbm_gbps")"), std::string::npos) << parse_error(doc);
+  EXPECT_NE(parse_error(doc).find("/gpus/0/hbm_gbps: unknown key"), std::string::npos) << parse_error(doc);
 
   doc = minimal_document();
   doc["gpus"][0]["source"] = "";
-  EXPECT_NE(parse_error(doc).find(R"("source" must be a non-empty string)"), std::string::npos);
+  EXPECT_NE(parse_error(doc).find("/gpus/0/source: expected a string of at least 1 characters"), std::string::npos)
+      << parse_error(doc);
+  doc["gpus"][0]["source"] = " \t";  // the schema's non-empty string; the reader's rule: not blank
+  EXPECT_NE(parse_error(doc).find(R"(gpus[0] "X1": "source" must be a non-empty string)"), std::string::npos)
+      << parse_error(doc);
 
   doc = minimal_document();
   doc["gpus"].push_back(doc["gpus"][0]);
