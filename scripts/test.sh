@@ -56,7 +56,7 @@ present_targets() {  # present_targets DIR NAME...: the NAMEs the build in DIR d
 mapfile -t minimal_benches < <(cmake --build "$CCBENCH_BUILD-minimal" --target help |
   sed -n 's/^\([a-z_]*_bench\): phony$/\1/p')
 mapfile -t minimal_targets < <(present_targets "$CCBENCH_BUILD-minimal" ccbench-topo ccbench_unit_tests \
-  ccbench_app_tests ccbench_topo_discovery_tests ccbench_topo_specs_tests ccbench_peak_on_fixtures_tests \
+  ccbench_app_tests ccbench_topo_discovery_tests ccbench_topo_specs_tests ccbench_peak_on_fixtures_tests ccbench_schema_check \
   "${minimal_benches[@]}")
 cmake --build "$CCBENCH_BUILD-minimal" --parallel "$jobs" --target "${minimal_targets[@]}"
 minimal_ctest() {  # minimal_ctest CTEST_ARGS...: run, then judge its skips (each run writes its own LastTest.log)
@@ -83,7 +83,7 @@ CXX=clang++ ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH
 # Only what the unit tests run (not the bench binaries, which the default build's tiers run).
 mapfile -t asan_targets < <(present_targets "$CCBENCH_BUILD-asan" ccbench_unit_tests ccbench_app_tests \
   ccbench_topo_specs_tests ccbench_peak_on_fixtures_tests ccbench_topo_discovery_tests ccbench_report_tests \
-  ccbench-report ccbench_reader_fuzz)
+  ccbench-report ccbench_reader_fuzz ccbench_schema_check)
 cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs" --target "${asan_targets[@]}"
 (cd "$CCBENCH_BUILD-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit) | tee "$ctest_log"
 "$CCBENCH_ROOT/scripts/lib/ci_skips.py" "$ctest_log" "$CCBENCH_BUILD-asan/Testing/Temporary/LastTest.log" \
