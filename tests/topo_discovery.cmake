@@ -30,8 +30,8 @@ add_dependencies(ccbench_topo_discovery_tests ccbench-topo ccbench_fake_nvml)
 gtest_discover_tests(ccbench_topo_discovery_tests TEST_PREFIX "unit.topo." PROPERTIES LABELS unit
                      SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# Expected peak per bench and per split on the same fixtures (discovery's JSON reader, the spec
-# database, and core's plan_groups together).
+# Expected peak per split on the same fixtures (discovery's JSON reader, the spec
+# database, and the model's plan_groups together).
 add_executable(ccbench_peak_on_fixtures_tests unit/peak_on_fixtures_test.cpp)
 target_link_libraries(ccbench_peak_on_fixtures_tests PRIVATE ccbench::topo_discovery ccbench::specs ccbench::model
                       GTest::gtest_main ccbench::warnings)

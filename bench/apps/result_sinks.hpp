@@ -21,6 +21,10 @@ class ResultSink {
   ResultSink& operator=(ResultSink&&) = delete;
   virtual ~ResultSink() = default;
 
+  /// Whether the sink reads the document: the session calls those under the document's lock (the hang
+  /// guard's thread adds to it), and the others outside it, so a blocked terminal never holds up the
+  /// recording of a hang.
+  [[nodiscard]] virtual bool reads_document() const = 0;
   /// Set-up is done; the document has its run and environment.
   virtual void begin(const TableHeader& header) = 0;
   /// One size is measured in every group: `rows` (one per group and placement) are now in `doc`.
@@ -33,9 +37,11 @@ class ResultSink {
   virtual void end(const ResultDocument& doc) = 0;
 };
 
-/// The result file, replaced atomically after every size, at a hang and at the end; for "-" (stdout),
-/// the document once at the end.
-std::unique_ptr<ResultSink> json_sink(std::string path, std::string program);
+/// The result file, replaced atomically after every size, at a hang and at the end.
+std::unique_ptr<ResultSink> json_file_sink(std::string path, std::string program);
+
+/// --out -: the document on stdout, once, at the end.
+std::unique_ptr<ResultSink> json_stdout_sink();
 
 /// The console table (stdout; stderr when the JSON goes to stdout).
 std::unique_ptr<ResultSink> table_sink(std::FILE* out, TablePrinter printer, std::string result_path);

@@ -10,7 +10,6 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/host_memory.hpp"
-#include "ccbench/output_file.hpp"
 #include "ccbench/rates.hpp"
 #include "ccbench/result_json.hpp"
 #include "ccbench/topo/specs.hpp"
@@ -106,7 +105,7 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   }
   h.ranks = m_world.size();
   h.hosts = static_cast<int>(m_in.hosts.size());
-  if (c.rdma.all_pairs && is_rdma(c.collective)) {
+  if (m_in.plan.all_pairs) {
     h.groups = fmt::format("--all-pairs: {} pair(s) in {} round(s), the pairs of a round side by side", m_groups.size(),
                            m_in.plan.rounds.size());
   } else if (c.split != Split::World) {
@@ -370,10 +369,7 @@ bool Session::sweep() {
       }
     }
     if (is_writer()) {
-      const std::lock_guard lock(m_doc_mutex);
-      for (const auto& sink : m_sinks) {
-        sink->size_done(m_doc, cells);
-      }
+      emit([&](ResultSink& sink) { sink.size_done(m_doc, cells); });
     }
   }
   return failed;
@@ -391,10 +387,7 @@ bool Session::sweep_ring_variant() {
         "--nccl-variants: the rows above are variant configured ({}); below, variant ring: the same sweep on new "
         "communicators with NCCL_ALGO=Ring",
         configured != m_facts.versions.end() ? configured->second : "NCCL_ALGO as set");
-    const std::lock_guard lock(m_doc_mutex);
-    for (const auto& sink : m_sinks) {
-      sink->note(note);
-    }
+    emit([&](ResultSink& sink) { sink.note(note); });
   }
   m_guard.begin("set-up: new communicators with NCCL_ALGO=Ring (--nccl-variants)");
   // NCCL reads NCCL_ALGO when it creates a communicator (its tuning model), so the next ones ring.
@@ -420,15 +413,21 @@ int Session::run() {
   if (is_writer()) {
     start_document(facts.versions);
     plan_peaks();
-    const std::lock_guard lock(m_doc_mutex);
-    m_sinks.push_back(json_sink(m_in.result_path, std::string{m_coll.bench}));  // first: a printed row is written
-    m_sinks.push_back(table_sink(table_stream(),
-                                 TablePrinter(table_stream(), m_in.plan.placements, m_in.config.split != Split::World,
-                                              m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps),
-                                 m_in.result_path));
-    for (const auto& sink : m_sinks) {
-      sink->begin(table_header(facts.versions, facts.backend, facts.clock));
+    {
+      const std::lock_guard lock(m_doc_mutex);
+      if (m_in.result_path != "-") {  // first: a row the table prints is in the file already
+        m_sinks.push_back(json_file_sink(m_in.result_path, std::string{m_coll.bench}));
+      }
+      m_sinks.push_back(table_sink(table_stream(),
+                                   TablePrinter(table_stream(), m_in.plan.placements, m_in.config.split != Split::World,
+                                                m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps),
+                                   m_in.result_path));
+      if (m_in.result_path == "-") {  // last: after the table's footer, as before the sinks
+        m_sinks.push_back(json_stdout_sink());
+      }
     }
+    const TableHeader header = table_header(facts.versions, facts.backend, facts.clock);
+    emit([&](ResultSink& sink) { sink.begin(header); });
   }
   bool failed = sweep();
   for (std::size_t round = 1; round < m_in.plan.rounds.size(); ++round) {  // --all-pairs: the next round's pairs

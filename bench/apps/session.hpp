@@ -91,6 +91,24 @@ class Session {
   void watch_backend();
   /// Replaces this rank's membership (a round of --all-pairs, the ring variant): the old one goes first.
   void rejoin(const std::vector<GroupPlan>& groups);
+  /// One event to every sink, in order: those that read the document under m_doc_mutex, then the others
+  /// outside it (world rank 0; the sinks are made before the first case, and never change after).
+  template <typename Event>
+  void emit(const Event& event) {
+    {
+      const std::lock_guard lock(m_doc_mutex);
+      for (const auto& sink : m_sinks) {
+        if (sink->reads_document()) {
+          event(*sink);
+        }
+      }
+    }
+    for (const auto& sink : m_sinks) {
+      if (!sink->reads_document()) {
+        event(*sink);
+      }
+    }
+  }
 
   SessionInputs m_in;
   std::vector<GroupPlan> m_groups;  // every group of every round of the plan

@@ -32,7 +32,7 @@ const topo::NumaNode* node_by_index(const topo::HostTopology& host, int index) {
 void set_nic(BindingPlan& plan, const topo::Nic* nic) {
   if (nic != nullptr) {
     plan.nic = nic->name;
-    plan.nic_is_rdma_port = topo::has_rdma_device(*nic) && topo::port_state(*nic) != topo::PortState::Down;
+    plan.nic_is_rdma_port = topo::usable_rdma_port(*nic);
   }
 }
 

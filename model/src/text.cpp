@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 
 namespace ccbench {
 
@@ -45,6 +47,13 @@ std::string printable(std::string_view text) {
       i += len;
     }
   }
+  return out;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::ranges::transform(out, out.begin(),
+                         [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return out;
 }
 

@@ -1,23 +1,15 @@
 #include "ccbench/topo/query.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <tuple>
+
+#include "ccbench/text.hpp"
 
 namespace ccbench::topo {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::ranges::transform(out, out.begin(),
-                         [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-  return out;
-}
-
 int state_rank(const Nic& nic) { return static_cast<int>(port_state(nic)); }
-
-bool usable_rdma_port(const Nic& nic) { return has_rdma_device(nic) && port_state(nic) != PortState::Down; }
 
 /// The candidate with the greatest key; only a strictly greater key replaces one, so ties keep the first listed.
 template <typename Key>
@@ -39,6 +31,8 @@ std::size_t shared_bridges(const std::vector<std::string>& a, const std::vector<
 }
 
 bool has_rdma_device(const Nic& nic) { return !nic.name.empty() && nic.name != nic.netdev; }
+
+bool usable_rdma_port(const Nic& nic) { return has_rdma_device(nic) && port_state(nic) != PortState::Down; }
 
 PortState port_state(const Nic& nic) {
   const std::string state = lower(nic.state);

@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::uintmax_t kMaxProfileBytes = std::uintmax_t{1} << 20;
-// The group kinds a result row can carry (core's GroupPlan::kind).
+// The group kinds a result row can carry (the model's GroupPlan::kind).
 constexpr std::array<std::string_view, 5> kGroupKinds = {"world", "node", "cross-node", "rail", "pair"};
 constexpr std::array<CheckKind, 4> kCheckKinds = {CheckKind::Busbw, CheckKind::NoWrongElements, CheckKind::NoTimedOut,
                                                   CheckKind::NoFailed};

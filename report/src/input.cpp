@@ -13,7 +13,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "ccbench/config.hpp"  // format_bytes
 #include "ccbench/json_schema.hpp"
 #include "ccbench/output_file.hpp"  // file_kind
 #include "ccbench/report/rows.hpp"

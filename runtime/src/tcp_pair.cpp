@@ -1,6 +1,5 @@
 #include "ccbench/tcp_pair.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -10,11 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -138,7 +135,7 @@ void TcpPair::check_hello(std::string_view payload, std::string_view program_id)
   }
   if (*id != program_id) {
     throw UsageError(fmt::format(R"(peer {} runs "{}", this is "{}": start the same program and version on both)",
-                                 m_peer, printable(*id), printable(program_id)));
+                                 m_peer, escaped_bytes(*id), escaped_bytes(program_id)));
   }
   m_peer_program_id = std::move(*id);
   m_peer_settings = std::move(*settings);
@@ -172,7 +169,7 @@ std::string TcpPair::receive_frame(TcpFrame expected, std::string_view during) {
   }
   if (magic != kTcpPairMagic) {
     throw BackendError(
-        fmt::format("peer {} sent a corrupt frame header during {} (\"{}\")", m_peer, during, printable(header)));
+        fmt::format("peer {} sent a corrupt frame header during {} (\"{}\")", m_peer, during, escaped_bytes(header)));
   }
   const auto type = get_le<std::uint32_t>(header, 8);
   const auto length = get_le<std::uint32_t>(header, 12);

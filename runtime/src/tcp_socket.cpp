@@ -50,7 +50,7 @@ std::string frame_name(std::uint32_t type) {
   return type > 0 && type < kNames.size() ? std::string(kNames[type]) : fmt::format("unknown (type {})", type);
 }
 
-std::string printable(std::string_view bytes) {
+std::string escaped_bytes(std::string_view bytes) {
   std::string text;
   for (const char c : bytes) {
     const auto u = static_cast<unsigned char>(c);
@@ -164,7 +164,7 @@ void receive_exact(const Channel& c, std::span<char> into, const Deadline& deadl
 }
 
 [[noreturn]] void throw_not_a_peer(const Channel& c, std::string_view sent) {
-  throw UsageError(fmt::format("{} is not a ccbench peer (it sent \"{}\")", c.peer, printable(sent)));
+  throw UsageError(fmt::format("{} is not a ccbench peer (it sent \"{}\")", c.peer, escaped_bytes(sent)));
 }
 
 [[noreturn]] void throw_peer_failure(const Channel& c, std::string_view payload) {
@@ -172,7 +172,7 @@ void receive_exact(const Channel& c, std::span<char> into, const Deadline& deadl
     throw BackendError(fmt::format("peer {} gave up", c.peer));
   }
   const auto code = get_le<std::uint32_t>(payload, 0);
-  const std::string text = fmt::format("peer {} gave up: {}", c.peer, printable(payload.substr(4)));
+  const std::string text = fmt::format("peer {} gave up: {}", c.peer, escaped_bytes(payload.substr(4)));
   if (code == static_cast<std::uint32_t>(kExitUsage)) {
     throw UsageError(text);
   }

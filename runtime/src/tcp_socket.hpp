@@ -77,7 +77,7 @@ bool wait_ready(int fd, short events, const Deadline& deadline);
 std::string frame_name(std::uint32_t type);
 
 /// Bytes as text for a one-line message: printable ASCII as is, the rest (and \) as \xNN.
-std::string printable(std::string_view bytes);
+std::string escaped_bytes(std::string_view bytes);
 
 std::string host_port(std::string_view host, std::uint16_t port);
 

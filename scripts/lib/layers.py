@@ -11,8 +11,9 @@ dependencies point one way:
 - ccbench::model links nothing of ours (fmt and nlohmann_json only);
 - ccbench::output and ccbench::runtime link only the model; topo's libraries (specs, discovery) too;
 - ccbench::report links only the model and the output library;
-- the sources under model/ include only the model's headers; under topo/ only the model's and topo's;
-  under kernels/ only the model's and the kernels' (none reaches into bench/ or runtime/).
+- the sources under model/ include only the model's headers; under runtime/, topo/specs/,
+  topo/discovery/ and kernels/ only the model's and their own (none reaches into bench/, and the
+  two parts of topo/ stay apart).
 
 ccbench::warnings is a set of compile flags (an INTERFACE target with no code), so it is not counted.
 Exit 0 when every rule holds, 1 with one line per broken rule, 2 on bad input.
@@ -35,7 +36,9 @@ ALLOWED = {  # library -> the libraries of ours it may link
 }
 INCLUDE_RULES = {  # source folder -> the folders whose include/ it may use
     "model": ["model"],
-    "topo": ["model", "topo/specs", "topo/discovery"],
+    "runtime": ["model", "runtime"],
+    "topo/specs": ["model", "topo/specs"],
+    "topo/discovery": ["model", "topo/discovery"],
     "kernels": ["model", "kernels"],
 }
 

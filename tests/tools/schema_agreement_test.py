@@ -129,7 +129,7 @@ def cpp_verdicts(check, schema, docs, tmp):
     verdicts = {}
     for line in run.stdout.splitlines():
         path, verdict, *why = line.split("\t")
-        verdicts[path] = (verdict == "valid", why[0] if why else "")
+        verdicts[path] = ({"valid": True, "invalid": False}.get(verdict), why[0] if why else "")
     return [verdicts[p] for p in files]
 
 
@@ -147,10 +147,15 @@ def main():
             docs = corpus(kind, files)
             cpp = cpp_verdicts(args.check, schema_path, docs, tmp)
             counts = {True: 0, False: 0}
+            real = {f.name for f in files}
             for (name, doc), (cpp_valid, why) in zip(docs, cpp):
                 py_valid = python.is_valid(doc)
                 case = f"{kind}:{name}"
-                if cpp_valid == py_valid:
+                if cpp_valid is None:
+                    bad.append(f"{case}: ccbench_schema_check could not read it: {why}")
+                elif name in real and not (cpp_valid and py_valid):
+                    bad.append(f"{case}: a real file, not valid (C++ {cpp_valid}, Python {py_valid}): {why}")
+                elif cpp_valid == py_valid:
                     counts[py_valid] += 1
                 elif case in DEVIATIONS and DEVIATIONS[case][0] == cpp_valid:
                     seen_deviations.add(case)

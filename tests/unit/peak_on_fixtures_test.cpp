@@ -1,4 +1,4 @@
-// Expected peak per bench and per split on the fixture topologies of tests/data/topo (their
+// Expected peak per split on the fixture topologies of tests/data/topo (their
 // sources are in its README.md): the groups come from plan_groups, exactly as --split forms
 // them, with local rank k on GPU k. Every value below is computed by hand in its comment.
 #include <gtest/gtest.h>

@@ -143,18 +143,5 @@ TEST(RunPlan, RootOutsideTheSmallestGroupIsRefused) {
   EXPECT_TRUE(plan_run(c, one_rank_per_host(2)).errors.empty());
 }
 
-TEST(RunPlan, EverySameInputGivesTheSamePlan) {
-  const auto hosts = one_rank_per_host(33);
-  const RunPlan a = plan_run(all_pairs_config(), hosts);
-  const RunPlan b = plan_run(all_pairs_config(), hosts);
-  ASSERT_EQ(a.rounds.size(), b.rounds.size());
-  for (std::size_t i = 0; i < a.rounds.size(); ++i) {
-    ASSERT_EQ(a.rounds[i].size(), b.rounds[i].size());
-    for (std::size_t j = 0; j < a.rounds[i].size(); ++j) {
-      EXPECT_EQ(a.rounds[i][j].id, b.rounds[i][j].id);
-    }
-  }
-}
-
 }  // namespace
 }  // namespace ccbench

@@ -41,17 +41,12 @@ enum class WorkloadKind {
   Copy,        // memory copies one process drives (copy_bench)
 };
 
-/// The figure a workload is judged by: a bandwidth (busbw, set against a peak) or a latency (time per op,
-/// which is what perftest's ib_write_lat reports; its busbw is S over that time, for the same columns).
-enum class FigureOfMerit { Bandwidth, Latency };
-
 /// A workload descriptor: what a bench measures, and how its sizes and rates are counted.
 struct CollectiveInfo {
   Collective id;
   std::string_view name;   // JSON "op": all_reduce, ...
   std::string_view bench;  // binary name: allreduce_bench, ...
   WorkloadKind kind;
-  FigureOfMerit merit;
   Span send;         // elements in each rank's send buffer
   Span recv;         // elements in each rank's receive buffer
   Span algbw_bytes;  // S = this × typesize

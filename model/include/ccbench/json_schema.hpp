@@ -1,7 +1,7 @@
 #pragma once
-// A JSON Schema (2020-12) validator for the subset of keywords our result schema uses. It refuses,
-// at construction, any schema with a keyword it does not implement, so the schema file cannot grow
-// a rule that this reader silently ignores. Reports the first problem with its JSON pointer.
+// A JSON Schema (2020-12) validator for the subset of keywords our schemas use (results, hardware.json, profiles). It
+// refuses, at construction, any schema with a keyword it does not implement, so the schema file cannot grow a rule that
+// this reader silently ignores. Reports the first problem with its JSON pointer.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>

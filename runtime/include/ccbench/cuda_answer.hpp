@@ -1,6 +1,6 @@
 #pragma once
 // ask_cuda(): CUDA's answer about this process's devices, for read_cuda_answer() (gpu_probe.hpp). Header-only,
-// for the code that links the CUDA runtime (the NCCL backend, the gpu tests); the core library needs no CUDA.
+// for the code that links the CUDA runtime (the NCCL backend, the gpu tests); the runtime library needs no CUDA.
 #include <cuda_runtime_api.h>
 
 #include <filesystem>

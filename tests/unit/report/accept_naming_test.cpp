@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -120,10 +121,13 @@ TEST(AcceptNaming, DgxH100FailNamesTheNicThatBindAutoPicks) {
   const json fixture = dgx_h100();
   const topo::HostTopology dgx = topo::host_topology_from_json(fixture);
   ASSERT_EQ(dgx.gpus.size(), 8U);
+  // The rail under each GPU's PCIe switch, read off the fixture's pci_path lists (nvidia-smi topo -m: PIX).
+  const std::array<std::string, 8> kRail = {"mlx5_0", "mlx5_3", "mlx5_4",  "mlx5_5",
+                                            "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"};
   std::set<std::string> rails;
   for (int local = 0; local < 8; ++local) {
     const BindingPlan bind = plan_binding(dgx, BindingInputs{local, 8, true, std::nullopt, std::nullopt});
-    ASSERT_FALSE(bind.nic.empty()) << "GPU" << local;
+    EXPECT_EQ(bind.nic, kRail.at(static_cast<std::size_t>(local))) << "GPU" << local;
     rails.insert(bind.nic);
     const std::string culprit = culprit_on(fixture, local);
     EXPECT_NE(culprit.find(expected_culprit(local, bind)), std::string::npos) << culprit;
@@ -145,7 +149,7 @@ TEST(AcceptNaming, DgxH100PortDownBothPassItOver) {
   const BindingPlan bind =
       plan_binding(topo::host_topology_from_json(fixture), BindingInputs{0, 8, true, std::nullopt, std::nullopt});
   ASSERT_FALSE(bind.nic.empty());
-  EXPECT_NE(bind.nic, "mlx5_0");
+  EXPECT_EQ(bind.nic, "mlx5_1");  // the other port on GPU0's NUMA node, first listed
   const std::string culprit = culprit_on(fixture, 0);
   EXPECT_NE(culprit.find(expected_culprit(0, bind)), std::string::npos) << culprit;
   fmt::print("mlx5_0 DOWN: --bind auto NIC {}, accept names: {}\n", bind.nic, culprit.substr(0, culprit.find(';')));

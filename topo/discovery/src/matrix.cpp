@@ -6,6 +6,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "ccbench/topo/query.hpp"
+
 namespace ccbench::topo {
 namespace {
 
@@ -46,7 +48,7 @@ std::string pcie_connection(const Place& a, const Place& b) {
   }
   const auto& pa = *a.pci_path;
   const auto& pb = *b.pci_path;
-  const auto common = static_cast<std::size_t>(std::ranges::mismatch(pa, pb).in1 - pa.begin());
+  const auto common = shared_bridges(pa, pb);
   if (common == 0) {
     return "PHB";
   }

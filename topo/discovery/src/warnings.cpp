@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ccbench/topo/matrix.hpp"
+#include "ccbench/topo/query.hpp"
 
 namespace ccbench::topo {
 namespace {
@@ -78,13 +79,11 @@ void no_local_nic(const HostTopology& host, std::vector<Warning>& out) {
   }
 }
 
-bool is_active(const std::string& state) { return state == "ACTIVE" || state == "up"; }
-
 void nic_not_active(const HostTopology& host, std::vector<Warning>& out) {
   for (std::size_t i = 0; i < host.nics.size(); ++i) {
     const auto& state = host.nics[i].state;
-    if (state.empty() || state == "unknown" || is_active(state)) {
-      continue;  // unknown is not a finding
+    if (port_state(host.nics[i]) != PortState::Down) {
+      continue;  // active, or unknown: not a finding
     }
     const auto device = nic_ref(static_cast<int>(i));
     out.push_back({WarningKind::NicNotActive, device,

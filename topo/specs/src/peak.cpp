@@ -1,5 +1,6 @@
 #include "ccbench/topo/peak.hpp"
 
+#include "ccbench/text.hpp"
 #include "ccbench/topo/query.hpp"
 
 #include <fmt/format.h>
@@ -46,13 +47,6 @@ struct HostGroup {
   int ranks = 0;                 // the group's ranks on this host, host-memory ranks included
   bool host_memory = false;      // some rank works on host memory
 };
-
-std::string lower(std::string_view s) {
-  std::string out{s};
-  std::ranges::transform(out, out.begin(),
-                         [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-  return out;
-}
 
 std::string gpu_label(const Gpu& gpu, const HostGroup& group, bool with_host) {
   return with_host ? fmt::format("GPU{} on {}", gpu.index, group.label) : fmt::format("GPU{}", gpu.index);

@@ -1,30 +1,19 @@
 #include "ccbench/verbs/verbs_backend.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <numeric>
-#include <random>
 #include <span>
 
 #include "ccbench/errors.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/verbs/verbs_choice.hpp"
-#include "verbs_device.hpp"
-#if CCBENCH_VERBS_CUDA
-#include "gpu_buffer.hpp"
-#endif
 
-#ifndef CCBENCH_IBVERBS_VERSION
-#define CCBENCH_IBVERBS_VERSION "unknown"
-#endif
 #include "verbs_backend_impl.hpp"
 
 namespace ccbench {

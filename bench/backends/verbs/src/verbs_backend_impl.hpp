@@ -1,10 +1,12 @@
 #pragma once
 // The verbs backend's class (verbs_backend.cpp: the ctor and the data path, timed writes and round trips;
 // verbs_setup.cpp: the device, queue pairs, buffer and connection). Private to the verbs backend.
+#include <fmt/format.h>
 #include <infiniband/verbs.h>
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -17,6 +19,10 @@
 #include "verbs_device.hpp"
 #if CCBENCH_VERBS_CUDA
 #include "gpu_buffer.hpp"
+#endif
+
+#ifndef CCBENCH_IBVERBS_VERSION
+#define CCBENCH_IBVERBS_VERSION "unknown"
 #endif
 
 namespace ccbench::verbs_detail {

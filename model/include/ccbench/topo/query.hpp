@@ -22,6 +22,9 @@ enum class PortState { Down, Unknown, Active };
 /// (DOWN, INIT, ARMED, inactive): known not to pass traffic.
 PortState port_state(const Nic& nic);
 
+/// An RDMA device whose port is not known to be down: what NCCL_IB_HCA may name.
+bool usable_rdma_port(const Nic& nic);
+
 /// The NUMA nodes that hold CPUs (memory-only nodes, CXL or HBM, hold none to bind to).
 std::vector<const NumaNode*> nodes_with_cpus(const HostTopology& host);
 

@@ -1,6 +1,6 @@
 #pragma once
 // Reading result documents (DESIGN §5): parse, check against the schema in report/schema,
-// convert to core's ResultDocument. Every problem becomes one InputError line:
+// convert to the model's ResultDocument. Every problem becomes one InputError line:
 // "FILE: /json/pointer: what was expected"; nothing in here crashes on input (it is fuzzed).
 #include <cstdint>
 #include <filesystem>
