@@ -22,7 +22,7 @@ gtest_discover_tests(ccbench_report_tests TEST_PREFIX "unit." PROPERTIES LABELS 
 # End to end through the ccbench-report binary.
 set(_report_args --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data/report
     --profiles ${PROJECT_SOURCE_DIR}/profiles)
-foreach(_case golden malformed compare_scaled)
+foreach(_case golden malformed fleet_input compare_scaled)
   add_test(NAME report.${_case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/report_test.py ${_report_args} ${_case})
   set_tests_properties(report.${_case} PROPERTIES LABELS unit TIMEOUT 300)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -106,8 +107,12 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
   h.ranks = m_world.size();
   h.hosts = static_cast<int>(m_in.hosts.size());
   if (m_in.plan.all_pairs) {
-    h.groups = fmt::format("--all-pairs: {} pair(s) in {} round(s), the pairs of a round side by side", m_groups.size(),
-                           m_in.plan.rounds.size());
+    h.groups =
+        fmt::format("--all-pairs: {} pair(s) of {} in {} round(s), the pairs of a round side by side", m_groups.size(),
+                    m_in.hosts.size() > 1 ? "hosts (local rank l with local rank l)" : "ranks on one host",
+                    m_in.plan.rounds.size());
+  } else if (c.hosts_per_group > 0) {
+    h.groups = fmt::format("--hosts-per-group {}: {} group(s) side by side", c.hosts_per_group, m_groups.size());
   } else if (c.split != Split::World) {
     h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_groups.size());
   }
@@ -418,10 +423,11 @@ int Session::run() {
       if (m_in.result_path != "-") {  // first: a row the table prints is in the file already
         m_sinks.push_back(json_file_sink(m_in.result_path, std::string{m_coll.bench}));
       }
-      m_sinks.push_back(table_sink(table_stream(),
-                                   TablePrinter(table_stream(), m_in.plan.placements, m_in.config.split != Split::World,
-                                                m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps),
-                                   m_in.result_path));
+      m_sinks.push_back(table_sink(
+          table_stream(),
+          TablePrinter(table_stream(), m_in.plan.placements, m_in.config.split != Split::World || m_groups.size() > 1,
+                       m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps),
+          m_in.result_path));
       if (m_in.result_path == "-") {  // last: after the table's footer, as before the sinks
         m_sinks.push_back(json_stdout_sink());
       }
@@ -429,7 +435,17 @@ int Session::run() {
     const TableHeader header = table_header(facts.versions, facts.backend, facts.clock);
     emit([&](ResultSink& sink) { sink.begin(header); });
   }
+  const auto first_round_start = std::chrono::steady_clock::now();
   bool failed = sweep();
+  const std::chrono::duration<double> first_round = std::chrono::steady_clock::now() - first_round_start;
+  if (const std::size_t rounds = m_in.plan.rounds.size(); rounds > 1 && is_writer()) {
+    // The planner knows the rounds, not the fabric: the first round's time, times the rounds left.
+    const double left_s = first_round.count() * static_cast<double>(rounds - 1);
+    const std::string note =
+        fmt::format("round 1 of {} took {:.1f} s: about {:.0f} s ({:.1f} min) more for the {} left", rounds,
+                    first_round.count(), left_s, left_s / 60.0, rounds - 1);
+    emit([&](ResultSink& sink) { sink.note(note); });
+  }
   for (std::size_t round = 1; round < m_in.plan.rounds.size(); ++round) {  // --all-pairs: the next round's pairs
     {
       const std::lock_guard lock(m_doc_mutex);

@@ -192,7 +192,7 @@ void validate_rdma(const RunConfig& c, std::vector<std::string>& errors) {
   if (r.tcp_port < 1 || r.tcp_port > 65535) {
     errors.push_back(fmt::format("--port {} must be a TCP port from 1 to 65535", r.tcp_port));
   }
-  if (r.all_pairs && (r.server || !r.connect.empty())) {
+  if (c.all_pairs && (r.server || !r.connect.empty())) {
     errors.emplace_back("--all-pairs needs mpirun (every rank with every other); the standalone mode is one pair");
   }
   if (r.bidir && c.collective == Collective::IbWriteLat) {
@@ -229,6 +229,25 @@ std::vector<std::string> validate(const RunConfig& c) {
   if (c.nccl_variants && c.backend != BackendChoice::Nccl && c.backend != BackendChoice::Auto) {
     errors.push_back(
         fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs --backend nccl, not {}", name(c.backend)));
+  }
+  if (c.all_pairs && !is_rdma(c.collective) && c.split != Split::World) {
+    errors.push_back(
+        fmt::format("--all-pairs and --split {}: give one of them (--all-pairs makes its own pairs)", name(c.split)));
+  }
+  if (c.all_pairs && c.nccl_variants) {
+    errors.emplace_back("--all-pairs and --nccl-variants: run the ring variant as a sweep of its own");
+  }
+  if (c.hosts_per_group != 0) {
+    if (is_rdma(c.collective)) {
+      errors.emplace_back("--hosts-per-group is for the collective benches; ib_write_* measure pairs (--all-pairs)");
+    } else if (c.hosts_per_group < 2) {
+      errors.push_back(fmt::format("--hosts-per-group {} must be 2 or more (one host per group is --split node)",
+                                   c.hosts_per_group));
+    } else if (c.all_pairs || c.split != Split::World) {
+      errors.push_back(
+          fmt::format("--hosts-per-group and {}: give one of them",
+                      c.all_pairs ? std::string{"--all-pairs"} : fmt::format("--split {}", name(c.split))));
+    }
   }
   if (c.timing == TimingMode::Graph && is_rdma(c.collective)) {
     errors.emplace_back("--timing graph is for NCCL collectives; ib_write_* time each write on the host");

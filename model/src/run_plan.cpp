@@ -33,6 +33,16 @@ int world_size(const std::vector<HostInfo>& hosts) {
   return static_cast<int>(n);
 }
 
+std::string grouping_flag(const RunConfig& config) {
+  if (config.all_pairs) {
+    return "--all-pairs";
+  }
+  if (config.hosts_per_group > 0) {
+    return fmt::format("--hosts-per-group {}", config.hosts_per_group);
+  }
+  return fmt::format("--split {}", name(config.split));
+}
+
 void check_layout(const RunConfig& config, int ranks, RunPlan& plan) {
   const auto& coll = info(config.collective);
   if (is_rdma(config.collective) && ranks < 2) {
@@ -51,10 +61,10 @@ void check_layout(const RunConfig& config, int ranks, RunPlan& plan) {
   if (any && coll.has_root && config.root >= static_cast<int>(smallest)) {
     const auto n = smallest;
     plan.errors.push_back(
-        config.split == Split::World
+        config.split == Split::World && config.hosts_per_group == 0 && !config.all_pairs
             ? fmt::format("--root {} is not a rank of this job ({} ranks: 0..{})", config.root, n, n - 1)
-            : fmt::format("--root {} is not a rank of every group of --split {} (the smallest has {} ranks: 0..{})",
-                          config.root, name(config.split), n, n - 1));
+            : fmt::format("--root {} is not a rank of every group of {} (the smallest has {} ranks: 0..{})",
+                          config.root, grouping_flag(config), n, n - 1));
   }
 }
 
@@ -68,44 +78,108 @@ std::vector<GroupPlan> RunPlan::groups() const {
   return out;
 }
 
-std::vector<std::vector<GroupPlan>> all_pairs_groups(const std::vector<HostInfo>& hosts, int ranks) {
-  std::vector<const std::string*> host_of_rank(static_cast<std::size_t>(std::max(ranks, 0)), nullptr);
-  for (const auto& h : hosts) {
-    for (const int r : h.ranks) {
-      if (r >= 0 && r < ranks) {
-        host_of_rank[static_cast<std::size_t>(r)] = &h.hostname;
-      }
-    }
+namespace {
+
+GroupPlan pair_group(int color, int a, int b, const std::string& host_a, const std::string& host_b) {
+  if (b < a) {
+    return pair_group(color, b, a, host_b, host_a);
   }
-  const auto host = [&](int r) {
-    const std::string* name = host_of_rank[static_cast<std::size_t>(r)];
-    return name != nullptr ? *name : std::string{};
-  };
+  GroupPlan g;
+  g.color = color;
+  g.kind = "pair";
+  g.id = fmt::format("pair:{}-{}", a, b);
+  g.ranks = {a, b};
+  g.hosts = {host_a};
+  if (host_b != host_a) {
+    g.hosts.push_back(host_b);
+  }
+  return g;
+}
+
+// One host: every pair of its ranks (the GPUs or NICs of a node, pairwise).
+std::vector<std::vector<GroupPlan>> rank_pairs(const HostInfo& host) {
   std::vector<std::vector<GroupPlan>> rounds;
-  for (const auto& round : all_pairs_rounds(ranks)) {
+  for (const auto& round : all_pairs_rounds(static_cast<int>(host.ranks.size()))) {
     auto& groups = rounds.emplace_back();
     groups.reserve(round.size());
     for (const auto& [a, b] : round) {
-      GroupPlan g;
-      g.color = static_cast<int>(groups.size());
-      g.kind = "pair";
-      g.id = fmt::format("pair:{}-{}", a, b);
-      g.ranks = {a, b};
-      g.hosts = {host(a)};
-      if (host(b) != g.hosts.front()) {
-        g.hosts.push_back(host(b));
-      }
-      groups.push_back(std::move(g));
+      groups.push_back(pair_group(static_cast<int>(groups.size()), host.ranks[static_cast<std::size_t>(a)],
+                                  host.ranks[static_cast<std::size_t>(b)], host.hostname, host.hostname));
     }
   }
   return rounds;
 }
 
+// Several hosts: every pair of hosts; local rank l of one with local rank l of the other, for every l.
+std::vector<std::vector<GroupPlan>> host_pairs(const std::vector<HostInfo>& hosts) {
+  const std::size_t lanes = hosts.front().ranks.size();
+  std::vector<std::vector<GroupPlan>> rounds;
+  for (const auto& round : all_pairs_rounds(static_cast<int>(hosts.size()))) {
+    auto& groups = rounds.emplace_back();
+    groups.reserve(round.size() * lanes);
+    for (const auto& [a, b] : round) {
+      const HostInfo& ha = hosts[static_cast<std::size_t>(a)];
+      const HostInfo& hb = hosts[static_cast<std::size_t>(b)];
+      for (std::size_t l = 0; l < lanes; ++l) {
+        groups.push_back(
+            pair_group(static_cast<int>(groups.size()), ha.ranks[l], hb.ranks[l], ha.hostname, hb.hostname));
+      }
+    }
+  }
+  return rounds;
+}
+
+}  // namespace
+
+std::vector<std::vector<GroupPlan>> all_pairs_groups(const std::vector<HostInfo>& hosts,
+                                                     std::vector<std::string>& errors) {
+  if (hosts.empty()) {
+    return {};
+  }
+  if (hosts.size() == 1) {
+    return rank_pairs(hosts.front());
+  }
+  const auto uneven = std::find_if(hosts.begin(), hosts.end(),
+                                   [&](const HostInfo& h) { return h.ranks.size() != hosts.front().ranks.size(); });
+  if (uneven != hosts.end()) {
+    errors.push_back(fmt::format(
+        "--all-pairs pairs local rank l of one host with local rank l of the other: every host needs as many "
+        "ranks ({} has {}, {} has {}); start it with --map-by ppr:N:node",
+        hosts.front().hostname, hosts.front().ranks.size(), uneven->hostname, uneven->ranks.size()));
+    return {};
+  }
+  if (static_cast<long long>(hosts.size()) > kMaxPairingRanks) {
+    errors.push_back(fmt::format("--all-pairs over {} hosts: at most {}", hosts.size(), kMaxPairingRanks));
+    return {};
+  }
+  return host_pairs(hosts);
+}
+
+std::vector<GroupPlan> host_groups(const std::vector<HostInfo>& hosts, int hosts_per_group) {
+  std::vector<GroupPlan> groups;
+  const auto k = static_cast<std::size_t>(std::max(hosts_per_group, 1));
+  for (std::size_t first = 0; first < hosts.size(); first += k) {
+    GroupPlan g;
+    g.color = static_cast<int>(groups.size());
+    g.kind = "hosts";
+    const std::size_t last = std::min(first + k, hosts.size());
+    for (std::size_t h = first; h < last; ++h) {
+      g.ranks.insert(g.ranks.end(), hosts[h].ranks.begin(), hosts[h].ranks.end());
+      g.hosts.push_back(hosts[h].hostname);
+    }
+    g.id = fmt::format("hosts:{}", g.color);
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
 RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts) {
   RunPlan plan;
-  plan.all_pairs = is_rdma(config.collective) && config.rdma.all_pairs;
+  plan.all_pairs = config.all_pairs;
   if (plan.all_pairs) {
-    plan.rounds = all_pairs_groups(hosts, world_size(hosts));
+    plan.rounds = all_pairs_groups(hosts, plan.errors);
+  } else if (config.hosts_per_group > 0 && !is_rdma(config.collective)) {
+    plan.rounds.push_back(host_groups(hosts, config.hosts_per_group));
   }
   if (plan.rounds.empty()) {  // a split; or --all-pairs of one rank: a single group of one, skipped as any split's is
     plan.rounds.push_back(plan_groups(plan.all_pairs ? Split::Pairs : config.split, hosts));

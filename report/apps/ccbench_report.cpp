@@ -1,6 +1,6 @@
 // ccbench-report: result files in; tables, regression verdicts, acceptance verdicts and a web page
 // out (DESIGN §1). Exit codes: 0 fine, 1 a regression (a row SLOWER, FAILED, or missing from the
-// candidate) or a failed check, 2 bad input (compare: also no row in common).
+// candidate), a failed check or a fleet's BAD HOST or BAD LINK, 2 bad input (compare: also no row in common).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,6 +16,7 @@
 #include "ccbench/output_file.hpp"
 #include "ccbench/report/accept.hpp"
 #include "ccbench/report/compare.hpp"
+#include "ccbench/report/fleet.hpp"
 #include "ccbench/report/html.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/table.hpp"
@@ -39,6 +40,10 @@ struct Options {
   // accept
   std::string profile;
   std::string junit;
+  // fleet
+  std::string fleet_threshold = "20";
+  std::string fleet_size;
+  std::string fleet_stat = "median";
   // html
   std::string out;
   std::string title = "ccbench report";
@@ -144,6 +149,30 @@ int run_accept(const Options& o) {
   return failed ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 
+int run_fleet(const Options& o) {
+  const auto format = format_of(o);
+  if (!o.junit.empty() && o.junit != "-") {
+    ccbench::check_output_path(o.junit, "--junit");
+  }
+  report::FleetOptions options;
+  options.threshold = parse_threshold(o.fleet_threshold);
+  options.best = o.fleet_stat == "best";
+  if (!o.fleet_size.empty()) {
+    const auto bytes = ccbench::parse_bytes(o.fleet_size);
+    if (!bytes) {
+      throw UsageError(fmt::format("--size {}: expected a size like 4M or 1048576", o.fleet_size));
+    }
+    options.size = *bytes;
+  }
+  const auto runs = report::read_result_files(o.files, max_file_bytes(o));
+  const auto verdict = report::evaluate_fleet(runs, options);
+  emit(report::render_fleet(verdict, format, use_colour(o, format)), "");
+  if (!o.junit.empty()) {
+    emit(report::render_fleet_junit(verdict), o.junit);
+  }
+  return verdict.bad_hosts().empty() && verdict.bad_links().empty() ? ccbench::kExitOk : ccbench::kExitFailure;
+}
+
 int run_html(const Options& o) {
   if (o.out != "-") {
     ccbench::check_output_path(o.out, "-o");
@@ -203,6 +232,25 @@ int run_cli(int argc, char** argv) {
   add_format(accept, o);
   add_max_file_size(accept, o);
 
+  auto* fleet = app.add_subcommand("fleet",
+                                   "fleet: an --all-pairs sweep's BAD HOSTs and BAD LINKs, each pair against the "
+                                   "fleet's own median; exit 1 when anything is named");
+  fleet->add_option("files", o.files, "result files of one --all-pairs sweep, or directories of them")->required();
+  fleet
+      ->add_option("--threshold", o.fleet_threshold,
+                   "a pair more than this percentage below the fleet's reference is LOW")
+      ->capture_default_str();
+  fleet->add_option("--size", o.fleet_size, "the size judged (default: the sweep's largest)");
+  fleet
+      ->add_option("--stat", o.fleet_stat,
+                   "median (each pair's median sample, as its busbw) | best (its fastest sample: what the link "
+                   "can do when nothing else loads the hosts)")
+      ->check(CLI::IsMember({"median", "best"}))
+      ->capture_default_str();
+  fleet->add_option("--junit", o.junit, "also write JUnit XML to this file (a testcase per host and per BAD LINK)");
+  add_format(fleet, o);
+  add_max_file_size(fleet, o);
+
   auto* html = app.add_subcommand("html", "one self-contained web page with tables and plots");
   html->add_option("files", o.files, "result files or directories of them")->required();
   html->add_option("-o,--out", o.out, "the page to write ('-' for stdout)")->required();
@@ -219,6 +267,9 @@ int run_cli(int argc, char** argv) {
     }
     if (accept->parsed()) {
       return run_accept(o);
+    }
+    if (fleet->parsed()) {
+      return run_fleet(o);
     }
     return run_html(o);
   } catch (const CLI::CallForHelp& e) {

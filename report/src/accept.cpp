@@ -8,14 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ccbench/topo/host_json.hpp"
-#include "ccbench/topo/query.hpp"
+#include "devices.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
 
 namespace {
 
+using detail::device_label;
+using detail::topology_host;
 using nlohmann::json;
 
 constexpr std::size_t kMaxCulprits = 4;  // failing groups / cases named in one outcome
@@ -54,57 +55,6 @@ std::vector<Row> select_rows(const std::vector<LoadedRun>& runs, const RowFilter
 }
 
 // --- naming: ranks, hosts, GPUs and NICs ---------------------------------------------------------
-
-const json* member(const json& j, std::string_view key) {
-  if (!j.is_object()) {
-    return nullptr;
-  }
-  const auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::string text_of(const json* j) { return j != nullptr && j->is_string() ? j->get<std::string>() : std::string(); }
-
-const json* topology_host(const ResultDocument& doc, const std::string& hostname) {
-  const json* hosts = member(doc.topology, "hosts");
-  if (hosts == nullptr || !hosts->is_array()) {
-    return nullptr;
-  }
-  const auto it = std::find_if(hosts->begin(), hosts->end(),
-                               [&](const json& h) { return text_of(member(h, "hostname")) == hostname; });
-  return it == hosts->end() ? nullptr : &*it;
-}
-
-/// The NIC --bind auto would bind the rank on `gpu` to (topo::nearest_nic, the one function both ask), or ""
-/// when the host's topology does not read as one or has no NIC.
-std::string nearest_nic_name(const json& host, int gpu_index) {
-  try {
-    const topo::HostTopology topology = topo::host_topology_from_json(host);
-    const auto gpu = std::ranges::find(topology.gpus, gpu_index, &topo::Gpu::index);
-    const topo::Nic* nic = gpu != topology.gpus.end() ? topo::nearest_nic(topology, *gpu) : nullptr;
-    return nic != nullptr ? nic->name : std::string();
-  } catch (const topo::TopologyJsonError&) {
-    return "";
-  }
-}
-
-/// "GPU3 0000:1b:00.0[ NIC mlx5_3]" for the GPU a rank used (device = local rank), or "".
-std::string device_label(const json* host, int local_rank, bool with_nic) {
-  const json* gpus = host != nullptr ? member(*host, "gpus") : nullptr;
-  if (gpus == nullptr || !gpus->is_array()) {
-    return "";
-  }
-  const auto it = std::find_if(gpus->begin(), gpus->end(), [&](const json& g) {
-    const json* index = member(g, "index");
-    return index != nullptr && index->is_number_integer() && index->get<std::int64_t>() == local_rank;
-  });
-  if (it == gpus->end()) {
-    return "";
-  }
-  std::string label = fmt::format("GPU{} {}", local_rank, text_of(member(*it, "bus_id")));
-  const std::string nic = with_nic ? nearest_nic_name(*host, local_rank) : std::string();
-  return nic.empty() ? label : label + " NIC " + nic;
-}
 
 std::string rank_list(const std::vector<int>& ranks) {
   std::vector<std::string> items;

@@ -15,6 +15,7 @@
 #include "ccbench/collective.hpp"
 #include "ccbench/report/rows.hpp"
 #include "ccbench/report/text.hpp"
+#include "fleet_html.hpp"
 #include "svg_plot.hpp"
 
 namespace ccbench::report {
@@ -44,6 +45,9 @@ td.status-ok { color: #1b6e1b; }
 td.status-bad { color: #b00020; font-weight: bold; }
 svg.plot { font-size: 12px; display: block; margin: 0.3em 0 1em; }
 svg.plot text.axis-label { font-weight: bold; }
+div.fleet { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
+div.fleet figure { margin: 0; }
+svg.heatmap { font-size: 12px; display: block; }
 )css";
 
 constexpr double kUs = 1e6;
@@ -418,6 +422,7 @@ std::string render_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o
       "Times are per op, the slowest rank's, median (p50) and p95 over the samples.</p>\n",
       runs.size());
   out += runs_table(runs, names);
+  out += detail::fleet_section(runs);
   out += plots(runs, names);
   out += result_tables(runs, names);
   return out + "</body>\n</html>\n";

@@ -69,8 +69,6 @@ void add_rdma_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
   app.add_option("-I,--inline-size", raw.inline_size,
                  fmt::format("max bytes sent inline (default {}, as perftest)", lat ? 220 : 0));
   app.add_flag("--pairs", raw.pairs, "ranks 2k and 2k+1 pair up, all pairs at once (default)");
-  app.add_flag("--all-pairs", r.all_pairs,
-               "every pair of ranks: n-1 rounds of disjoint pairs, each round at once (a pingmesh)");
   app.add_option("--mem", r.mem, "buffer memory: host | cuda:N (default host)");
   app.add_flag("--report-gbits,--report_gbits", r.gbits, "the table's rates in Gb/s (the JSON keeps GB/s)");
   app.add_flag("--server", r.server, "standalone pair without MPI: wait for the --connect side on TCP --port");
@@ -111,7 +109,12 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
     app.add_option("--split", raw.split,
                    "run in groups side by side: world | node | cross-node (one rank per node) | rail (same local "
                    "rank across nodes) | pairs");
+    app.add_option("--hosts-per-group", c.hosts_per_group,
+                   "fleet: groups of K hosts (every rank of each) side by side, so a bad host shows in its group");
   }
+  app.add_flag("--all-pairs", c.all_pairs,
+               "fleet: every pair of hosts (local rank l with local rank l; every pair of ranks on one host) in "
+               "rounds of disjoint pairs side by side (a pingmesh)");
   app.add_option("--bind", raw.bind,
                  "none (keep the launcher's CPU binding) | auto (each rank on its GPU's NUMA node, or host memory's "
                  "ranks spread over the nodes; NCCL uses the nearest NIC); recorded per rank either way");
@@ -232,7 +235,7 @@ void apply_rdma(const RawOptions& raw, RunConfig& c) {
   if (raw.inline_size != -1) {
     c.rdma.inline_size = raw.inline_size;
   }
-  if (raw.pairs && c.rdma.all_pairs) {
+  if (raw.pairs && c.all_pairs) {
     throw UsageError("--pairs and --all-pairs: give one of them");
   }
   if (c.collective == Collective::IbWriteLat) {

@@ -6,6 +6,9 @@
   cluster_test.py ... sigkill         a rank SIGKILLed mid-sweep ends the job, completed sizes kept
   cluster_test.py ... sigstop-sweep   a rank stopped mid-sweep: --timeout ends the job, names it
   cluster_test.py ... sigstop-setup   a rank stopped in set-up: --timeout ends the job, names it
+  cluster_test.py ... fleet           --all-pairs over 4 hosts and `ccbench-report fleet`: equal links name
+                                      nothing (exit 0); one host at half rate is named BAD HOST, and it alone;
+                                      one slow path is named BAD LINK and neither host (exit 1 both)
 
 Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
 AssertionError (exit 1). Every test ends by checking that nothing of its cluster is left.
@@ -41,6 +44,10 @@ SPLIT_MBIT = 300
 SPLIT_SIZE = 8 << 20
 SPLIT_NODE_FACTOR = 5.0
 SPLIT_CROSS_TOLERANCE = 0.25
+FLEET_MBIT = 50  # 2 pairs side by side, both ways: 200 Mbit/s of TCP on 2 cores, well inside what they carry
+FLEET_SLOW_MBIT = 25
+FLEET_HOSTS = 4
+FLEET_SWEEP = ["-b", "2M", "-e", "2M", "-n", "5", "-w", "1", "--placement", "out", "-c", "0"]
 KILL_MBIT = 500
 KILL_AFTER_SIZES = 3
 # Sizes double up to 256 MiB, minutes over the link: the sweep is still running when the signal comes.
@@ -82,6 +89,8 @@ class Env:
         self.bin_dir = pathlib.Path(args.bin_dir)
         self.validator = validate_result.validator(args.schema)
         self.mpirun = args.mpirun
+        self.report = args.report
+        self.keep_dir = pathlib.Path(args.keep) if args.keep else None
         self.tags = []
 
     @contextlib.contextmanager
@@ -369,8 +378,82 @@ def sigstop_setup(env, _args):
     print(f"PASS: set-up timed out, exit {EXIT_TIMEOUT}, every process gone {seconds:.2f} s after the stop")
 
 
+# ---- fleet -------------------------------------------------------------------------------------
+
+
+def fleet_sweep(env, cluster, name, shaped=""):
+    """sendrecv --all-pairs over every host of `cluster`: the result file, checked."""
+    out = cluster.tmpdir / f"fleet-{name}.json"
+    p = env.run(cluster, FLEET_HOSTS, [env.bench("sendrecv_bench"), "--all-pairs", *FLEET_SWEEP, "--label",
+                                       f"fleet {name}: {cluster.describe()}{shaped}", "--out", out], timeout=120)
+    assert re.search(r"^# round 1 of 3 took [0-9.]+ s: about [0-9]+ s", p.stdout, re.M), "no estimate after round 1"
+    doc = env.validate(out)
+    pairs = sorted(tuple(r["group_hosts"]) for r in doc["results"])
+    assert len(pairs) == 6 and len(set(pairs)) == 6, f"pairs {pairs}: expected the 6 pairs of 4 hosts once each"
+    if env.keep_dir:
+        env.keep_dir.mkdir(parents=True, exist_ok=True)
+        (env.keep_dir / f"fleet-{name}.json").write_bytes(out.read_bytes())
+    return out
+
+
+def fleet_script(env, cluster):
+    """scripts/accept-fleet.sh over the cluster's hostfile: exit 1 (the verdict), its files, its fleet.json."""
+    out = cluster.tmpdir / "accept-fleet"
+    prefix = cluster.mpirun_prefix()
+    launcher_args = prefix[prefix.index("--bind-to"):] + [a for k, v in FULL_DUPLEX_MCA.items() for a in ("--mca", k, str(v))]
+    cmd = [HERE.parent.parent / "scripts" / "accept-fleet.sh", "--hostfile", cluster.tmpdir / "hostfile", "--size", "2M",
+           "--stat", "best", "--bind", "none", "--bin", env.bin_dir.resolve(), "--report", env.report, "--out", out,
+           "--mpirun-args", " ".join(map(str, launcher_args))]
+    print("$", " ".join(map(str, cmd)), flush=True)
+    p = subprocess.run(list(map(str, cmd)), cwd=cluster.tmpdir, env=cluster.env(), capture_output=True, text=True,
+                       timeout=120)
+    print(p.stdout, p.stderr, sep="\n", flush=True)
+    assert p.returncode == 1, f"accept-fleet.sh exit {p.returncode}, expected 1 (node2 is slow)"
+    for name in ("fleet.json", "fleet.txt", "fleet.md", "fleet.xml", "fleet.html", "sweep.log"):
+        assert (out / name).is_file(), f"accept-fleet.sh left no {name}"
+    assert "BAD HOST node2" in (out / "fleet.txt").read_text(), "accept-fleet.sh's verdict does not name node2"
+    return out / "fleet.json"
+
+
+def fleet_verdict(env, path, expected_exit):
+    junit = path.with_suffix(".junit.xml")
+    # --stat best: on this shared 2-core machine load only ever slows a sample (medians of equal links spread
+    # 0.82-1.12 here, fastest samples 0.93-1.00; see cluster.rate), and a 16 kB burst lifts none past the wire.
+    p = subprocess.run([env.report, "fleet", path, "--stat", "best", "--format", "json", "--junit", junit],
+                       capture_output=True, text=True, timeout=30)
+    terminal = subprocess.run([env.report, "fleet", path, "--stat", "best"], capture_output=True, text=True, timeout=30)
+    print(terminal.stdout, terminal.stderr, sep="\n", flush=True)
+    assert p.returncode == expected_exit, f"ccbench-report fleet exit {p.returncode}, expected {expected_exit}: {p.stderr}"
+    assert terminal.returncode == p.returncode, "the terminal format and JSON disagree on the exit code"
+    verdict = json.loads(p.stdout)
+    cases = re.findall(r'<testcase classname="ccbench\.fleet\.(host|link)" name="([^"]+)"', junit.read_text())
+    assert [c for c in cases if c[0] == "host"] == [("host", f"node{k}") for k in range(FLEET_HOSTS)], cases
+    return verdict, cases
+
+
+def fleet(env, _args):
+    with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
+        equal, _ = fleet_verdict(env, fleet_sweep(env, c, "equal"), 0)
+        assert not equal["bad_hosts"] and not equal["bad_links"], f"equal links, yet named: {equal}"
+        c.shape(2, FLEET_SLOW_MBIT)
+        host, cases = fleet_verdict(env, fleet_script(env, c), 1)
+        assert [h["host"] for h in host["bad_hosts"]] == ["node2"], f"bad hosts {host['bad_hosts']}, expected node2"
+        assert not host["bad_links"], f"node2 at half rate, yet links named: {host['bad_links']}"
+        c.shape(2, FLEET_MBIT)
+        c.shape_path(1, 3, FLEET_SLOW_MBIT)
+        link, cases = fleet_verdict(env, fleet_sweep(env, c, "link", f"; node1<->node3 {FLEET_SLOW_MBIT} Mbit/s"), 1)
+        assert not link["bad_hosts"], f"only node1-node3 slowed, yet hosts named: {link['bad_hosts']}"
+        assert [b["hosts"] for b in link["bad_links"]] == [["node1", "node3"]], f"bad links {link['bad_links']}"
+        assert ("link", "node1-node3") in cases, f"no JUnit testcase for the link: {cases}"
+    for name, v in (("equal", equal), ("host", host), ("link", link)):
+        scores = ", ".join(f"{'-'.join(p['hosts'])} {p['of_reference']:.2f}" for p in v["pairs"])
+        print(f"fleet {name}: reference {v['reference'][0]:.4f} GB/s; pairs against it: {scores}")
+    print(f"PASS: 4 hosts at {FLEET_MBIT} Mbit/s: equal links name nothing (exit 0); node2 at {FLEET_SLOW_MBIT} "
+          f"Mbit/s is the one BAD HOST (scripts/accept-fleet.sh, exit 1); node1<->node3 at {FLEET_SLOW_MBIT} Mbit/s is the one BAD LINK (exit 1)")
+
+
 TESTS = {"rate": rate, "split": split, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
-         "sigstop-setup": sigstop_setup}
+         "sigstop-setup": sigstop_setup, "fleet": fleet}
 
 
 def assert_clean(tags):
@@ -384,6 +467,8 @@ def main():
     parser.add_argument("--bin-dir", required=True)
     parser.add_argument("--schema", required=True)
     parser.add_argument("--mpirun", default="mpirun")
+    parser.add_argument("--report", help="ccbench-report (the fleet test)")
+    parser.add_argument("--keep", help="copy the fleet test's result files here (fixtures)")
     parser.add_argument("what", choices=sorted(TESTS))
     args = parser.parse_args()
     reason = nscluster.unavailable_reason()

@@ -272,6 +272,20 @@ class Cluster:
                 sh(*cmd)
         self.rates_mbit[k] = rate_mbit
 
+    def shape_path(self, k, j, rate_mbit):
+        """Slow only the path between hosts k and j to `rate_mbit`, both ways: on k's egress an htb class for
+        packets to j, on the bridge port towards k one for packets from j; all else keeps k's rate."""
+        peer = str(self.address(j))
+        ends = [(["tc", "-n", self.namespace(k)], "eth0", "dst"), (["tc"], self.port(k), "src")]
+        for tc, dev, direction in ends:
+            sh(*tc, "qdisc", "del", "dev", dev, "root", check=False)
+            sh(*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10", "r2q", "100")
+            for classid, rate in (("1:10", self.rates_mbit[k]), ("1:20", rate_mbit)):
+                sh(*tc, "class", "add", "dev", dev, "parent", "1:", "classid", classid, "htb", "rate", f"{rate}mbit",
+                   "ceil", f"{rate}mbit", "burst", BURST)
+            sh(*tc, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip",
+               direction, f"{peer}/32", "flowid", "1:20")
+
     def shape_all(self, rate_mbit, delay_ms=0):
         for k in range(len(self.hosts)):
             self.shape(k, rate_mbit, delay_ms)

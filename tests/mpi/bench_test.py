@@ -231,7 +231,7 @@ def bind_run(env, tmp, policy, launcher):
                                        "--out", str(out)], tmp, bind_to=launcher)
     assert p.returncode == 0, f"exit code {p.returncode}: {p.stderr}"
     doc = env.validate(out)
-    assert doc["schema_version"] == "1.6.0", doc["schema_version"]
+    assert doc["schema_version"] == "1.7.0", doc["schema_version"]
     binding = doc["environment"]["binding"]
     assert [b["rank"] for b in binding] == [0, 1], binding
     host = doc["environment"]["hosts"][0]["hostname"]

@@ -7,6 +7,11 @@
               element, the <title> is the page's own; the DOM checker is proven on the CSP control's dump
   screenshot  the first plot is drawn: its plot area (found by its background colour) holds pixels of each of
               its four series colours
+  fleet       the fleet heatmap of the three real 4-host sweeps (tests/data/report/runs/fleet-*.json): in the
+              DOM one cell per ordered pair of hosts (12), each with a <title>, node2's row and column outlined
+              on the bad-host page, node1-node3's cells on the bad-link page, nothing on the equal page; in
+              the screenshot the outline colour's pixels (none on the equal page: the control), red cells and
+              green cells
 
 Exit 0 pass, 1 fail, 77 skipped (no `chromium` on PATH). The page and the screenshot stay in a kept temp dir.
 Usage: html_chromium_test.py --report BIN --data tests/data/report [--profiles DIR]
@@ -206,6 +211,93 @@ def check_screenshot(browser, page, png):
         fail(f"{counts[UNUSED_COLOUR]} pixels of {UNUSED_COLOUR}, a colour the first plot does not use")
 
 
+FLEET_HOSTS = ["node0", "node1", "node2", "node3"]
+FLEET_FLAG = "#c000c0"  # fleet_html.cpp's kFlagColour
+FLEET_PAGES = {  # fixture: (flagged hosts, flagged links)
+    "fleet-equal.json": (set(), set()),
+    "fleet-host.json": ({"node2"}, set()),
+    "fleet-link.json": (set(), {("node1", "node3"), ("node3", "node1")}),
+}
+MIN_FLAG_PIXELS = 300  # an outline of 4 px around 4 cells of 44 px is ~2,700 px; one around 1 cell ~650
+
+
+class Rects(html.parser.HTMLParser):
+    """The heatmap's <rect> elements (class and data-* attributes) and the <title> text inside each."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.rects = []
+        self.in_rect_title = False
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "rect":
+            self.rects.append(dict(attrs, title=""))
+        self.in_rect_title = tag == "title" and bool(self.rects)
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self.in_rect_title = False
+
+    def handle_data(self, data):
+        if self.in_rect_title:
+            self.rects[-1]["title"] += data
+
+    def of_class(self, name):
+        return [r for r in self.rects if name in r.get("class", "").split()]
+
+
+def count_matching(image, test):
+    px = image.load()
+    width, height = image.size
+    return sum(1 for y in range(height) for x in range(width) if test(px[x, y][:3]))
+
+
+def check_fleet(browser, report, data, workdir):
+    from PIL import Image
+    flag = rgb(FLEET_FLAG)
+    for fixture, (hosts, links) in FLEET_PAGES.items():
+        page = os.path.join(workdir, fixture.replace(".json", ".html"))
+        png = page.replace(".html", ".png")
+        p = subprocess.run([report, "html", os.path.join(data, "runs", fixture), "-o", page], capture_output=True,
+                           text=True, timeout=120)
+        if p.returncode != 0:
+            fail(f"ccbench-report html {fixture} exited {p.returncode}: {p.stderr.strip()}")
+        dump, lines = browser.run(page, "--dump-dom")
+        if lines:
+            fail(f"{fixture}: console messages:\n" + "\n".join(lines))
+        rects = Rects(dump)
+        cells = rects.of_class("cell")
+        ordered = {(r.get("data-a"), r.get("data-b")) for r in cells}
+        expected = {(a, b) for a in FLEET_HOSTS for b in FLEET_HOSTS if a != b}
+        if len(cells) != 12 or ordered != expected:
+            fail(f"{fixture}: {len(cells)} cells for {sorted(ordered)}, expected one per ordered pair of 4 hosts")
+        untitled = [r for r in cells if "GB/s" not in r["title"] or "% of the reference" not in r["title"]]
+        if untitled:
+            fail(f"{fixture}: cells without their value in a <title>: {untitled[:2]}")
+        flagged_hosts = {r.get("data-host") for r in rects.of_class("flag-host")}
+        flagged_links = {(r.get("data-a"), r.get("data-b")) for r in rects.of_class("flag-link")}
+        if flagged_hosts != hosts or {tuple(sorted(link)) for link in flagged_links} != {tuple(sorted(x)) for x in links}:
+            fail(f"{fixture}: outlined hosts {flagged_hosts}, links {flagged_links}; expected {hosts}, {links}")
+        _, lines = browser.run(page, f"--window-size={WINDOW[0]},{WINDOW[1]}", f"--screenshot={png}")
+        if lines or not os.path.exists(png):
+            fail(f"{fixture}: no screenshot, or console messages: {lines}")
+        image = Image.open(png).convert("RGB")
+        outline = count_matching(image, lambda c: all(abs(a - b) <= COLOUR_TOLERANCE for a, b in zip(c, flag)))
+        red = count_matching(image, lambda c: c[0] > 200 and c[1] < 140 and c[2] < 100)
+        green = count_matching(image, lambda c: c[0] < 80 and c[1] > 120 and c[2] < 110)
+        print(f"fleet {fixture}: {len(cells)} cells, outlined hosts {sorted(flagged_hosts)}, links "
+              f"{sorted(flagged_links)}; screenshot pixels: outline {outline}, red {red}, green {green}")
+        if (outline >= MIN_FLAG_PIXELS) != bool(hosts or links) or (not hosts and not links and outline):
+            fail(f"{fixture}: {outline} pixels of the outline colour {FLEET_FLAG}")
+        if hosts and red < 3 * 40 * 40:  # node2's 6 cells are red; 3 at least, of ~40 x 40 px inside outlines
+            fail(f"{fixture}: {red} red pixels, expected node2's low cells")
+        if green < 4 * 40 * 40:
+            fail(f"{fixture}: {green} green pixels, expected the fine pairs' cells")
+    print(f"kept: {workdir}/fleet-*.html and .png")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", required=True)
@@ -231,8 +323,10 @@ def main():
     check_detectors(browser, workdir)
     check_dom(browser, page)
     check_screenshot(browser, page, png)
+    check_fleet(browser, args.report, args.data, workdir)
     print(f"kept: {page}\nkept: {png}")
-    print("PASS: html page renders in chromium without console messages; hostname escaped; plot drawn")
+    print("PASS: html page renders in chromium without console messages; hostname escaped; plot drawn; fleet "
+          "heatmaps: a cell per ordered pair, the bad host and the bad link outlined, none on the equal sweep")
     return 0
 
 

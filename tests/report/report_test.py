@@ -4,6 +4,8 @@
   golden          every format of table, compare, accept and html against tests/data/report/golden
                   (--update rewrites the golden files; read the diff before committing)
   malformed       truncated file, wrong types, unknown major version, empty results, ...: one line, exit 2
+  fleet_input     ccbench-report fleet on bad input derived from the real fleet sweeps (another bench, other
+                  sizes, one host, a pair missing, a pair twice): one line, exit 2, nothing on stdout
   compare_scaled  candidates derived from a real run: samples scaled by 0.8 busbw (SLOWER, exit 1), the same
                   samples resampled with fresh noise (SAME), only 3 samples (UNSURE)
 """
@@ -49,6 +51,12 @@ def golden_cases(profiles_rel):
                                              "--profile", smoke, "--format", fmt, "--colour", "never"], 0))
         cases.append((f"accept-fail.{ext}", ["accept", "timed-out.json", "--profile", smoke, "--format", fmt,
                                              "--colour", "never"], 1))
+        cases.append((f"fleet-host.{ext}", ["fleet", "fleet-host.json", "--format", fmt, "--colour", "never"], 1))
+    cases.append(("fleet-link.txt", ["fleet", "fleet-link.json", "--colour", "never"], 1))
+    cases.append(("fleet-link-best.txt", ["fleet", "fleet-link.json", "--stat", "best", "--colour", "never"], 1))
+    cases.append(("fleet-equal.txt", ["fleet", "fleet-equal.json", "--colour", "never"], 0))
+    cases.append(("fleet-link.junit.xml", ["fleet", "fleet-link.json", "--junit", "@OUT@"], 1))
+    cases.append(("fleet.html", ["html", "fleet-host.json", "-o", "@OUT@"], 0))
     cases.append(("accept-h100-on-host.txt", ["accept", "allreduce-np4-a.json", "--profile", h100,
                                               "--colour", "never"], 1))
     cases.append(("accept-fail.junit.xml", ["accept", "timed-out.json", "--profile", smoke, "--junit", "@OUT@"], 1))
@@ -196,6 +204,70 @@ def check_malformed(report, data):
         fail("\n".join(bad))
 
 
+# ---------------------------------------------------------------- fleet_input
+
+def fleet_input_cases(runs):
+    with open(os.path.join(runs, "fleet-host.json"), encoding="utf-8") as f:
+        base = json.load(f)
+
+    def edited(change):
+        doc = copy.deepcopy(base)
+        change(doc)
+        return doc
+
+    def other_bench(doc):
+        doc["run"]["benchmark"] = "allreduce_bench"
+        for r in doc["results"]:
+            r["benchmark"], r["op"], r["redop"] = "allreduce_bench", "all_reduce", "sum"
+
+    def other_size(doc):
+        for r in doc["results"]:
+            r["size_bytes"] //= 2
+            r["count"] //= 2
+
+    def drop(doc):
+        doc["results"] = [r for r in doc["results"] if r["group_hosts"] != ["node1", "node3"]]
+
+    def one_host(doc):
+        for r in doc["results"]:
+            r["group_hosts"] = ["node0"]
+        doc["environment"]["hosts"] = [{"hostname": "node0", "ranks": [0, 1, 2, 3]}]
+
+    host = os.path.join(runs, "fleet-host.json")
+    return [  # (name, {file name: document} written to a temp dir, extra args, what the one line says)
+        ("other_bench", {"b.json": edited(other_bench)}, [host], "sendrecv_bench results beside other_bench-b.json's allreduce_bench"),
+        ("other_sizes", {"b.json": edited(other_size)}, [host], "sizes 2097152 differ from other_sizes-b.json's 1048576"),
+        ("one_host", {"a.json": edited(one_host)}, [], "1 host (node0): a fleet verdict needs 3 hosts or more"),
+        ("missing_pair", {"a.json": edited(drop)}, [],
+         "1 of the 6 pairs of 4 hosts are missing from the sweep (node1-node3)"),
+        ("pair_twice", {}, [host, host], "is measured twice (here and in fleet-host.json)"),
+        ("no_pairs", {}, [os.path.join(runs, "allreduce-np4-a.json")], "no pair results"),
+        ("bad_size", {}, [host, "--size", "3M"], "--size 3145728: the sweep measured 2097152"),
+    ]
+
+
+def check_fleet_input(report, data):
+    runs = os.path.join(data, "runs")
+    bad = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, docs, extra, expect in fleet_input_cases(runs):
+            paths = []
+            for file_name, doc in docs.items():
+                path = os.path.join(tmp, f"{name}-{file_name}")
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+                paths.append(path)
+            rc, out, err = run(report, ["fleet", *paths, *extra], tmp)
+            lines = err.strip().replace(tmp + "/", "").replace(runs + "/", "").splitlines()
+            if rc != 2 or len(lines) != 1 or expect not in lines[0] or out:
+                bad.append(f"{name}: exit {rc} (expected 2), stderr {lines!r}, expected {expect!r}, "
+                           f"stdout {len(out)} chars")
+            else:
+                print(f"ok   {name}: {lines[0]}")
+    if bad:
+        fail("\n".join(bad))
+
+
 # ---------------------------------------------------------------- compare_scaled
 
 def percentile(sorted_values, p):
@@ -303,13 +375,15 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--profiles", required=True)
     ap.add_argument("--update", action="store_true", help="rewrite the golden files")
-    ap.add_argument("case", choices=["golden", "malformed", "compare_scaled"])
+    ap.add_argument("case", choices=["golden", "malformed", "fleet_input", "compare_scaled"])
     a = ap.parse_args()
     report = os.path.abspath(a.report)
     if a.case == "golden":
         check_golden(report, os.path.abspath(a.data), os.path.abspath(a.profiles), a.update)
     elif a.case == "malformed":
         check_malformed(report, os.path.abspath(a.data))
+    elif a.case == "fleet_input":
+        check_fleet_input(report, os.path.abspath(a.data))
     else:
         check_compare_scaled(report, os.path.abspath(a.data))
     print("PASS")

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/pairing.hpp"
 
 namespace ccbench {
 namespace {
@@ -20,11 +21,23 @@ std::vector<HostInfo> one_rank_per_host(int n) {
   return hosts;
 }
 
-RunConfig all_pairs_config() {
+RunConfig all_pairs_config(Collective collective = Collective::IbWriteBw) {
   RunConfig c;
-  c.collective = Collective::IbWriteBw;
-  c.rdma.all_pairs = true;
+  c.collective = collective;
+  c.all_pairs = true;
   return c;
+}
+
+/// `n` hosts with `per_host` ranks each, numbered host by host (host-0000 holds 0..per_host-1).
+std::vector<HostInfo> ranks_per_host(int n, int per_host) {
+  std::vector<HostInfo> hosts;
+  for (int i = 0; i < n; ++i) {
+    auto& h = hosts.emplace_back(HostInfo{fmt::format("host-{:04}", i), {}});
+    for (int l = 0; l < per_host; ++l) {
+      h.ranks.push_back(i * per_host + l);
+    }
+  }
+  return hosts;
 }
 
 /// Checks every round is disjoint and every pair of `n` ranks meets exactly once; returns the pairs seen.
@@ -57,15 +70,86 @@ std::size_t check_round_robin(const RunPlan& plan, int n) {
   return pairs;
 }
 
+// The fleet plan of issue 17, for every kind of bench: 1,024 hosts, no MPI.
 TEST(RunPlan, AllPairsOver1024HostsIs1023RoundsOfDisjointPairsEachPairOnce) {
-  const RunPlan plan = plan_run(all_pairs_config(), one_rank_per_host(1024));
-  EXPECT_TRUE(plan.errors.empty()) << joined_errors(plan);
-  EXPECT_TRUE(plan.all_pairs);
-  ASSERT_EQ(plan.rounds.size(), 1023U);
-  for (const auto& round : plan.rounds) {
-    ASSERT_EQ(round.size(), 512U);
+  for (const Collective bench : {Collective::IbWriteBw, Collective::AllReduce, Collective::SendRecv}) {
+    SCOPED_TRACE(std::string{info(bench).bench});
+    const RunPlan plan = plan_run(all_pairs_config(bench), one_rank_per_host(1024));
+    EXPECT_TRUE(plan.errors.empty()) << joined_errors(plan);
+    EXPECT_TRUE(plan.all_pairs);
+    ASSERT_EQ(plan.rounds.size(), 1023U);
+    for (const auto& round : plan.rounds) {
+      ASSERT_EQ(round.size(), 512U);
+    }
+    EXPECT_EQ(check_round_robin(plan, 1024), 1024U * 1023U / 2U);  // 523,776: every pair, once
   }
-  EXPECT_EQ(check_round_robin(plan, 1024), 1024U * 1023U / 2U);  // 523,776: every pair, once
+}
+
+TEST(RunPlan, AllPairsOfHostsPairsTheSameLocalRankOnBoth) {
+  const RunPlan plan = plan_run(all_pairs_config(Collective::AllReduce), ranks_per_host(4, 2));
+  EXPECT_TRUE(plan.errors.empty()) << joined_errors(plan);
+  ASSERT_EQ(plan.rounds.size(), 3U);
+  std::set<std::pair<std::string, std::string>> host_pairs;
+  for (const auto& round : plan.rounds) {
+    ASSERT_EQ(round.size(), 4U);  // 2 pairs of hosts x 2 local ranks
+    std::set<int> busy;
+    for (const auto& g : round) {
+      ASSERT_EQ(g.ranks.size(), 2U);
+      ASSERT_EQ(g.hosts.size(), 2U);
+      EXPECT_EQ(g.ranks[0] % 2, g.ranks[1] % 2) << g.id << ": local ranks differ";
+      EXPECT_EQ(g.hosts[0], fmt::format("host-{:04}", g.ranks[0] / 2));
+      EXPECT_EQ(g.hosts[1], fmt::format("host-{:04}", g.ranks[1] / 2));
+      for (const int r : g.ranks) {
+        EXPECT_TRUE(busy.insert(r).second) << "rank " << r << " twice in a round";
+      }
+      host_pairs.insert({g.hosts[0], g.hosts[1]});
+    }
+  }
+  EXPECT_EQ(host_pairs.size(), 6U);  // every pair of 4 hosts
+  EXPECT_EQ(plan.groups().size(), 12U);
+  const auto [a, b] = all_pairs_rounds(4).at(0).at(0);  // the first pair of hosts; its local ranks 0, then 1
+  EXPECT_EQ(plan.rounds[0][0].id, fmt::format("pair:{}-{}", 2 * a, 2 * b));
+  EXPECT_EQ(plan.rounds[0][1].id, fmt::format("pair:{}-{}", 2 * a + 1, 2 * b + 1));
+}
+
+TEST(RunPlan, AllPairsNeedsAsManyRanksOnEveryHost) {
+  const RunPlan plan = plan_run(all_pairs_config(Collective::SendRecv), {{"a", {0, 1}}, {"b", {2}}, {"c", {3, 4}}});
+  EXPECT_EQ(joined_errors(plan),
+            "--all-pairs pairs local rank l of one host with local rank l of the other: every host needs as many "
+            "ranks (a has 2, b has 1); start it with --map-by ppr:N:node");
+}
+
+TEST(RunPlan, HostsPerGroupPutsEveryRankOfKHostsInAGroupTheLastOneSmaller) {
+  RunConfig c;
+  c.hosts_per_group = 2;
+  const RunPlan plan = plan_run(c, ranks_per_host(5, 2));
+  EXPECT_TRUE(plan.errors.empty()) << joined_errors(plan);
+  ASSERT_EQ(plan.rounds.size(), 1U);
+  ASSERT_EQ(plan.rounds[0].size(), 3U);
+  EXPECT_EQ(plan.rounds[0][1].id, "hosts:1");
+  EXPECT_EQ(plan.rounds[0][1].kind, "hosts");
+  EXPECT_EQ(plan.rounds[0][1].ranks, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(plan.rounds[0][1].hosts, (std::vector<std::string>{"host-0002", "host-0003"}));
+  EXPECT_EQ(plan.rounds[0][2].hosts, (std::vector<std::string>{"host-0004"}));
+  c.collective = Collective::Broadcast;
+  c.root = 2;
+  EXPECT_EQ(joined_errors(plan_run(c, ranks_per_host(5, 2))),
+            "--root 2 is not a rank of every group of --hosts-per-group 2 (the smallest has 2 ranks: 0..1)");
+}
+
+TEST(RunPlan, FleetFlagsRefuseEachOther) {
+  RunConfig c = all_pairs_config(Collective::AllReduce);
+  c.split = Split::Node;
+  EXPECT_EQ(validate(c).at(0), "--all-pairs and --split node: give one of them (--all-pairs makes its own pairs)");
+  c = RunConfig{};
+  c.hosts_per_group = 1;
+  EXPECT_EQ(validate(c).at(0), "--hosts-per-group 1 must be 2 or more (one host per group is --split node)");
+  c.hosts_per_group = 4;
+  c.all_pairs = true;
+  EXPECT_EQ(validate(c).at(0), "--hosts-per-group and --all-pairs: give one of them");
+  c = all_pairs_config(Collective::AllReduce);
+  c.nccl_variants = true;
+  EXPECT_EQ(validate(c).at(0), "--all-pairs and --nccl-variants: run the ring variant as a sweep of its own");
 }
 
 TEST(RunPlan, AllPairsOverAnOddCountSitsOneRankOutEachRound) {
@@ -84,9 +168,9 @@ TEST(RunPlan, AllPairsOnOneHostNamesThatHostOnce) {
   EXPECT_EQ(plan.groups().size(), 6U);
 }
 
-TEST(RunPlan, AllPairsIsForTheRdmaBenchesOnly) {
-  RunConfig c = all_pairs_config();
-  c.collective = Collective::AllReduce;
+TEST(RunPlan, WithoutAllPairsACollectiveIsOneWorldGroup) {
+  RunConfig c = all_pairs_config(Collective::AllReduce);
+  c.all_pairs = false;
   const RunPlan plan = plan_run(c, one_rank_per_host(4));
   EXPECT_FALSE(plan.all_pairs);
   ASSERT_EQ(plan.rounds.size(), 1U);

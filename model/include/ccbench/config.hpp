@@ -35,7 +35,6 @@ struct RdmaOptions {
   int cq_mod = 100;                // -Q: one signalled completion every this many writes (bw)
   std::optional<int> inline_size;  // -I: unset = 0 for bw, 220 for lat (perftest's); up to what the device allows
   bool bidir = false;              // --bidirectional: both ranks of a pair write (bw)
-  bool all_pairs = false;          // --all-pairs: every pair of ranks, n-1 rounds of disjoint pairs
   std::string mem = "host";        // --mem host | cuda:N
   bool gbits = false;              // --report-gbits: the table in Gb/s (the JSON stays GB/s)
   bool server = false;             // --server: standalone, wait for one --connect peer over TCP (no MPI)
@@ -59,6 +58,8 @@ struct RunConfig {
   TimingMode timing = TimingMode::Batch;
   Placement placement = Placement::Both;
   Split split = Split::World;
+  bool all_pairs = false;   // --all-pairs: every pair of hosts (of ranks, on one host), in rounds of disjoint pairs
+  int hosts_per_group = 0;  // --hosts-per-group K: groups of K hosts side by side; 0: off
   BindPolicy bind = BindPolicy::None;
   double target_ci = 0.01;              // relative half-width of the median's 95% CI
   std::optional<double> time_budget_s;  // per size and placement, after warm-up; unset: auto (see SamplingPolicy)

@@ -23,8 +23,8 @@ std::optional<Split> parse_split(std::string_view text);
 
 struct GroupPlan {
   int color = 0;                   // MPI_Comm_split color; groups are numbered 0..n-1
-  std::string kind;                // "world", "node", "cross-node", "rail", "pair"
-  std::string id;                  // "world", "node:host1", "cross-node", "rail:3", "pair:4-5"
+  std::string kind;                // "world", "node", "cross-node", "rail", "pair", "hosts"
+  std::string id;                  // "world", "node:host1", "cross-node", "rail:3", "pair:4-5", "hosts:0"
   std::vector<int> ranks;          // world ranks, in group rank order
   std::vector<std::string> hosts;  // distinct hosts of those ranks, in order of appearance
 };

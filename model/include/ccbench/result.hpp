@@ -19,8 +19,9 @@ inline constexpr std::string_view kSchemaName = "ccbench.result";
 // 1.1: group_id, group_ranks, group_hosts, topology; 1.2: environment.binding;
 // 1.3: ib_write_bw / ib_write_lat (backend verbs, rdma, bw_peak_GBps), time.p999_us;
 // 1.4: copy_bench (op copy, backend cuda, group copy), timing graph; 1.5: --nccl-variants;
-// 1.6: a null median CI below 6 samples, rdma.run_bw_GBps, stop_reason noise_floor
-inline constexpr std::string_view kSchemaVersion = "1.6.0";
+// 1.6: a null median CI below 6 samples, rdma.run_bw_GBps, stop_reason noise_floor;
+// 1.7: group kind hosts (--hosts-per-group)
+inline constexpr std::string_view kSchemaVersion = "1.7.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 /// NoiseFloor: the median's interval would not reach the target within the time budget.

@@ -13,8 +13,9 @@
 namespace ccbench {
 
 struct RunPlan {
-  /// The groups that run side by side in each round. One round, the groups of --split, unless
-  /// --all-pairs, which has a round for each set of disjoint pairs (every pair of ranks meets once).
+  /// The groups that run side by side in each round. One round, the groups of --split or
+  /// --hosts-per-group, unless --all-pairs, which has a round for each set of disjoint pairs (every pair
+  /// of hosts meets once; of ranks, on one host).
   std::vector<std::vector<GroupPlan>> rounds;
   std::vector<std::string> variants;  // {""}, or {"configured", "ring"} under --nccl-variants
   std::vector<std::uint64_t> sizes;   // the sweep, bytes (-b, -e, -f, rounded to whole elements)
@@ -30,9 +31,17 @@ struct RunPlan {
 /// that depends on the layout: an RDMA bench needs 2 ranks; --root must be a rank of every group.
 RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts);
 
-/// --all-pairs over `ranks` world ranks: every pair, in rounds of disjoint pairs (each round's pairs
-/// numbered from 0), the pair's hosts from `hosts`.
-std::vector<std::vector<GroupPlan>> all_pairs_groups(const std::vector<HostInfo>& hosts, int ranks);
+/// --all-pairs: every pair, in rounds of disjoint pairs side by side, each round's pairs numbered from 0.
+/// Over several hosts the pairs are of hosts: local rank l of one host with local rank l of the other
+/// (the same GPU and NIC rail on both ends), for every l, so n hosts take n-1 rounds (n for odd n) of
+/// n/2 x L pairs. Every host needs the same number of ranks L; else a line in `errors` and no rounds.
+/// On one host, every pair of its ranks.
+std::vector<std::vector<GroupPlan>> all_pairs_groups(const std::vector<HostInfo>& hosts,
+                                                     std::vector<std::string>& errors);
+
+/// --hosts-per-group K: one round of groups of K consecutive hosts (every rank of each), the last group
+/// the hosts left over; ids hosts:0, hosts:1, ...
+std::vector<GroupPlan> host_groups(const std::vector<HostInfo>& hosts, int hosts_per_group);
 
 /// The errors of a plan as the one line a usage error prints ("; " between them).
 std::string joined_errors(const RunPlan& plan);

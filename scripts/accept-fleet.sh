@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Fleet acceptance (issue 17): one bench over every pair of hosts (--all-pairs), judged by
+# `ccbench-report fleet`, which names a BAD HOST or a BAD LINK; the verdict is the exit code.
+#   1. BENCH --all-pairs at one size over the hosts of --hostfile (mpirun) or of the allocation (srun)
+#   2. ccbench-report fleet OUT/fleet.json --junit OUT/fleet.xml (terminal), fleet.md, fleet.html
+# Exit: 0 nothing named; 1 a BAD HOST or BAD LINK named (or the sweep ended without a result);
+# 2 bad input (one line); 3 the sweep timed out.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+# shellcheck source=SCRIPTDIR/lib/workflow.sh
+source "$(dirname "$0")/lib/workflow.sh"  # die, parse_options, run_logged, launch_cmd, ...
+
+readonly prog=accept-fleet.sh
+
+usage() {
+  cat <<EOF
+usage: $prog [options]
+
+Runs one bench with --all-pairs over every host (every pair of hosts, local rank l with local
+rank l, in rounds of disjoint pairs side by side) and judges it with ccbench-report fleet: each
+pair against the fleet's own reference; a host low nearly everywhere is a BAD HOST, a pair low
+between two hosts fine elsewhere is a BAD LINK.
+
+options:
+  --hostfile FILE       the hosts (mpirun's hostfile: one host per line, "slots=N" allowed);
+                        with --launcher srun, the allocation's nodes are the hosts
+  --bench NAME          sendrecv (default), allreduce, allgather, reducescatter, broadcast,
+                        reduce, alltoall, ib_write_bw or ib_write_lat
+  --size SIZE           bytes per pair, K/M/G binary (default 64M; ib_write_lat 2)
+  --ranks-per-host N    ranks on each host, paired by local rank (default 1)
+  --threshold PCT       a pair more than PCT% below the reference is LOW (default 20)
+  --stat median|best    each pair's median sample (default) or its fastest (ccbench-report fleet --stat)
+  --out DIR             where results go (default: results/fleet-UTCSTAMP); must not hold files
+  --bin DIR             bench binaries (default: \$CCBENCH_BIN, else build/bench/apps)
+  --report PATH         ccbench-report (default: next to the benches' build, else PATH)
+  --launcher L          mpirun (default) or srun (srun --mpi=pmix -n N)
+  --mpirun-args "..."   extra arguments for the launcher (split on spaces)
+  --timeout S           passed to the bench: seconds without progress before it gives up
+  --bind none|auto      passed to the bench (default auto)
+  -h, --help            this text
+
+exit: 0 nothing named, 1 a BAD HOST or BAD LINK (or no result), 2 bad input, 3 the sweep timed out
+EOF
+}
+
+hostfile="" bench=sendrecv size="" per_host=1 threshold=20 out="" bin_dir=${CCBENCH_BIN:-} report=""
+launcher=mpirun launcher_args="" timeout="" bind=auto stat=median
+set_option() {  # set_option OPTION VALUE (parse_options)
+  case $1 in
+    --hostfile) hostfile=$2 ;;
+    --bench) bench=$2 ;;
+    --size) size=$2 ;;
+    --ranks-per-host) per_host=$2 ;;
+    --threshold) threshold=$2 ;;
+    --stat) stat=$2 ;;
+    --out) out=$2 ;;
+    --bin) bin_dir=$2 ;;
+    --report) report=$2 ;;
+    --launcher) launcher=$2 ;;
+    --mpirun-args) launcher_args=$2 ;;
+    --timeout) timeout=$2 ;;
+    --bind) bind=$2 ;;
+  esac
+}
+parse_options --hostfile --bench --size --ranks-per-host --threshold --stat --out --bin --report --launcher \
+  --mpirun-args --timeout --bind -- "$@"
+
+case $bench in
+  sendrecv | allreduce | allgather | reducescatter | broadcast | reduce | alltoall | ib_write_bw | ib_write_lat) ;;
+  *) die "--bench '$bench': expected sendrecv, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, ib_write_bw or ib_write_lat" ;;
+esac
+[ "$bench" = ib_write_lat ] && size=${size:-2} || size=${size:-64M}
+[[ $size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--size '$size': expected bytes, or a size like 8M (binary)"
+[[ $per_host =~ ^[1-9][0-9]*$ ]] || die "--ranks-per-host '$per_host': expected a whole number, at least 1"
+[[ $threshold =~ ^[0-9]+\.?[0-9]*$ ]] || die "--threshold '$threshold': expected a percentage like 20"
+case $stat in median | best) ;; *) die "--stat '$stat': expected median or best" ;; esac
+check_timeout "$timeout"
+case $bind in none | auto) ;; *) die "--bind '$bind': expected none or auto" ;; esac
+set_launcher "$launcher" "$launcher_args"
+
+# --- the hosts -----------------------------------------------------------------------------------
+if [ "$launcher" = srun ]; then
+  [ -z "$hostfile" ] || die "--hostfile with --launcher srun: the allocation's nodes are the hosts"
+  [ -n "${SLURM_JOB_NUM_NODES:-}" ] || die "--launcher srun outside a Slurm allocation (no SLURM_JOB_NUM_NODES)"
+  hosts=$SLURM_JOB_NUM_NODES
+  launcher_args_split+=(-N "$hosts" --ntasks-per-node="$per_host")
+else
+  [ -n "$hostfile" ] || die "--hostfile FILE: which hosts to sweep (or --launcher srun inside an allocation)"
+  [ -f "$hostfile" ] && [ -r "$hostfile" ] || die "--hostfile $hostfile: not a readable file"
+  hosts=$(grep -cvE '^[[:space:]]*(#|$)' "$hostfile" || true)
+  launcher_args_split+=(--hostfile "$hostfile" --map-by "ppr:$per_host:node")
+fi
+[ "$hosts" -ge 3 ] || die "$hosts host(s): a fleet verdict needs 3 hosts or more"
+
+check_bin_dir
+exe=$bin_dir/${bench}_bench
+[ -x "$exe" ] || die "not built: ${bench}_bench (not in $bin_dir; build it, or give --bin DIR)"
+report=$(find_tool "$report" report/ccbench-report ccbench-report)
+[ -n "$report" ] && [ -x "$report" ] || die "not built: ccbench-report (give --report PATH)"
+
+out=${out:-results/fleet-$(date -u +%Y%m%dT%H%M%SZ)}
+[ ! -d "$out" ] || [ -z "$(ls -A -- "$out")" ] || die "--out $out already holds files: give a new directory"
+make_out_dir --out "$out"
+out=$(cd "$out" && pwd)
+trap stop_child EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- the sweep, then the verdict -----------------------------------------------------------------
+flags=(--all-pairs --bind "$bind" --out "$out/fleet.json" --label "fleet: $hosts hosts x $per_host")
+case $bench in
+  ib_write_*) flags+=(-s "$size" -n 20) ;;
+  *) flags+=(-b "$size" -e "$size" -n 10 --placement out) ;;
+esac
+[ -z "$timeout" ] || flags+=(--timeout "$timeout")
+launch_cmd $((hosts * per_host)) "$exe" "${flags[@]}"
+echo "$prog: $hosts hosts x $per_host rank(s), ${bench}_bench at $size, results in $out"
+echo "\$ ${cmd[*]}"
+rc=0
+run_logged "$out/sweep.log" "${cmd[@]}" || rc=$?
+[ "$rc" != 2 ] || die "${bench}_bench rejected its arguments (exit 2, its message is above)"
+if [ ! -f "$out/fleet.json" ]; then
+  echo "$prog: the sweep ended (exit $rc) without a result file: see $out/sweep.log" >&2
+  exit $([ "$rc" = 3 ] && echo 3 || echo 1)
+fi
+verdict=0
+"$report" fleet "$out/fleet.json" --threshold "$threshold" --stat "$stat" --junit "$out/fleet.xml" | tee "$out/fleet.txt" ||
+  verdict=${PIPESTATUS[0]}
+"$report" fleet "$out/fleet.json" --threshold "$threshold" --stat "$stat" --format markdown >"$out/fleet.md" || true
+"$report" html "$out/fleet.json" -o "$out/fleet.html" --title "ccbench fleet: $hosts hosts" 2>/dev/null || true
+[ "$verdict" != 2 ] || exit 2
+if [ "$rc" = 3 ]; then
+  echo "$prog: the sweep timed out (exit 3); the pairs it measured are judged above" >&2
+  exit 3
+fi
+echo "$prog: verdict $([ "$verdict" = 0 ] && echo "nothing named" || echo "BAD HOST or BAD LINK named") (exit $verdict); $out/fleet.{txt,md,xml,html}"
+exit "$verdict"
