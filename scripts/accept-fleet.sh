@@ -121,7 +121,8 @@ run_logged "$out/sweep.log" "${cmd[@]}" || rc=$?
 [ "$rc" != 2 ] || die "${bench}_bench rejected its arguments (exit 2, its message is above)"
 if [ ! -f "$out/fleet.json" ]; then
   echo "$prog: the sweep ended (exit $rc) without a result file: see $out/sweep.log" >&2
-  exit $([ "$rc" = 3 ] && echo 3 || echo 1)
+  [ "$rc" = 3 ] && exit 3
+  exit 1
 fi
 verdict=0
 "$report" fleet "$out/fleet.json" --threshold "$threshold" --stat "$stat" --junit "$out/fleet.xml" | tee "$out/fleet.txt" ||

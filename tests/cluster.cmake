@@ -15,3 +15,4 @@ foreach(_case rate split sigkill sigstop-sweep sigstop-setup fleet)
   # RUN_SERIAL: the links are shaped to be measured, and namespaces, bridge and ports are root-wide.
   set_tests_properties(cluster.${_name} PROPERTIES LABELS cluster SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 150)
 endforeach()
+set_tests_properties(cluster.fleet PROPERTIES TIMEOUT 300)  # 4 sweeps over 4 hosts at 50 Mbit/s: ~90 s here

@@ -112,7 +112,8 @@ TableHeader Session::table_header(const std::map<std::string, std::string>& vers
                     m_in.hosts.size() > 1 ? "hosts (local rank l with local rank l)" : "ranks on one host",
                     m_in.plan.rounds.size());
   } else if (c.hosts_per_group > 0) {
-    h.groups = fmt::format("--hosts-per-group {}: {} group(s) side by side", c.hosts_per_group, m_groups.size());
+    h.groups = fmt::format("--hosts-per-group {}: {} group(s) in {} round(s), the groups of a round side by side",
+                           c.hosts_per_group, m_groups.size(), m_in.plan.rounds.size());
   } else if (c.split != Split::World) {
     h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_groups.size());
   }
@@ -446,13 +447,13 @@ int Session::run() {
                     first_round.count(), left_s, left_s / 60.0, rounds - 1);
     emit([&](ResultSink& sink) { sink.note(note); });
   }
-  for (std::size_t round = 1; round < m_in.plan.rounds.size(); ++round) {  // --all-pairs: the next round's pairs
+  for (std::size_t round = 1; round < m_in.plan.rounds.size(); ++round) {  // the next round's groups
     {
       const std::lock_guard lock(m_doc_mutex);
       m_round = round;
       m_position.reset();
     }
-    m_guard.begin(fmt::format("set-up: connecting the pairs of round {} of {}", round + 1, m_in.plan.rounds.size()));
+    m_guard.begin(fmt::format("set-up: connecting the groups of round {} of {}", round + 1, m_in.plan.rounds.size()));
     rejoin(m_in.plan.rounds[round]);
     m_guard.idle("set-up");
     failed = sweep() || failed;

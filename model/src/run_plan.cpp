@@ -155,22 +155,42 @@ std::vector<std::vector<GroupPlan>> all_pairs_groups(const std::vector<HostInfo>
   return host_pairs(hosts);
 }
 
-std::vector<GroupPlan> host_groups(const std::vector<HostInfo>& hosts, int hosts_per_group) {
-  std::vector<GroupPlan> groups;
+std::vector<std::vector<GroupPlan>> host_groups(const std::vector<HostInfo>& hosts, int hosts_per_group) {
+  const std::size_t n = hosts.size();
   const auto k = static_cast<std::size_t>(std::max(hosts_per_group, 1));
-  for (std::size_t first = 0; first < hosts.size(); first += k) {
-    GroupPlan g;
-    g.color = static_cast<int>(groups.size());
-    g.kind = "hosts";
-    const std::size_t last = std::min(first + k, hosts.size());
-    for (std::size_t h = first; h < last; ++h) {
-      g.ranks.insert(g.ranks.end(), hosts[h].ranks.begin(), hosts[h].ranks.end());
-      g.hosts.push_back(hosts[h].hostname);
-    }
-    g.id = fmt::format("hosts:{}", g.color);
-    groups.push_back(std::move(g));
+  const std::size_t blocks = (n + k - 1) / k;
+  std::vector<std::vector<std::size_t>> orders(1);
+  for (std::size_t i = 0; i < n; ++i) {
+    orders[0].push_back(i);
   }
-  return groups;
+  if (n > k) {  // the second round: slot s of every first-round group, then slot s + 1, ...
+    auto& transposed = orders.emplace_back();
+    for (std::size_t s = 0; s < k; ++s) {
+      for (std::size_t b = 0; b < blocks; ++b) {
+        if (b * k + s < n) {
+          transposed.push_back(b * k + s);
+        }
+      }
+    }
+  }
+  std::vector<std::vector<GroupPlan>> rounds;
+  int id = 0;
+  for (const auto& order : orders) {
+    auto& groups = rounds.emplace_back();
+    for (std::size_t first = 0; first < n; first += k) {
+      GroupPlan g;
+      g.color = static_cast<int>(groups.size());
+      g.kind = "hosts";
+      g.id = fmt::format("hosts:{}", id++);
+      for (std::size_t at = first; at < std::min(first + k, n); ++at) {
+        const HostInfo& h = hosts[order[at]];
+        g.ranks.insert(g.ranks.end(), h.ranks.begin(), h.ranks.end());
+        g.hosts.push_back(h.hostname);
+      }
+      groups.push_back(std::move(g));
+    }
+  }
+  return rounds;
 }
 
 RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts) {
@@ -179,7 +199,7 @@ RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts) {
   if (plan.all_pairs) {
     plan.rounds = all_pairs_groups(hosts, plan.errors);
   } else if (config.hosts_per_group > 0 && !is_rdma(config.collective)) {
-    plan.rounds.push_back(host_groups(hosts, config.hosts_per_group));
+    plan.rounds = host_groups(hosts, config.hosts_per_group);
   }
   if (plan.rounds.empty()) {  // a split; or --all-pairs of one rank: a single group of one, skipped as any split's is
     plan.rounds.push_back(plan_groups(plan.all_pairs ? Split::Pairs : config.split, hosts));

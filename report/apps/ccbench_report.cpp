@@ -170,7 +170,7 @@ int run_fleet(const Options& o) {
   if (!o.junit.empty()) {
     emit(report::render_fleet_junit(verdict), o.junit);
   }
-  return verdict.bad_hosts().empty() && verdict.bad_links().empty() ? ccbench::kExitOk : ccbench::kExitFailure;
+  return verdict.anything_named() ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 
 int run_html(const Options& o) {

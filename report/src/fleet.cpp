@@ -12,14 +12,11 @@
 
 #include "ccbench/collective.hpp"
 #include "devices.hpp"
+#include "fleet_internal.hpp"
 
 namespace ccbench::report {
 
-namespace {
-
-constexpr std::size_t kMinFleetHosts = 3;   // with 2, a slow pair cannot be put on a host or a link
-constexpr std::size_t kMinPairsToName = 2;  // a host is named on 2 pairs with unnamed hosts at least
-constexpr std::size_t kMaxListed = 3;       // missing pairs named in one message
+namespace detail {
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -27,7 +24,32 @@ double median_of(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+std::optional<double> figure(const CaseResult& r, bool latency, bool best) {
+  if (r.status != CaseStatus::Ok) {
+    return std::nullopt;
+  }
+  if (latency) {
+    return r.time ? std::optional<double>((best ? r.time->min : r.time->p50) * 1e6) : std::nullopt;
+  }
+  if (best && r.time && r.time->min > 0.0) {
+    return r.busbw_GBps * r.time->p50 / r.time->min;
+  }
+  return r.busbw_GBps;
+}
+
+}  // namespace detail
+
+namespace {
+
+constexpr std::size_t kMinFleetHosts = 3;   // with 2, a slow pair cannot be put on a host or a link
+constexpr std::size_t kMinPairsToName = 2;  // a host is named on 2 pairs with unnamed hosts at least
+constexpr std::size_t kMaxListed = 3;       // missing pairs named in one message
+
+using detail::figure;
+using detail::median_of;
+
 bool is_pair_result(const CaseResult& r) { return r.group == "pair" && r.group_ranks.size() == 2; }
+bool is_fleet_result(const CaseResult& r) { return is_pair_result(r) || r.group == "hosts"; }
 
 /// Index of `rank` among its host's ranks (its local rank), or -1.
 int local_rank(const ResultDocument& doc, const std::string& host, int rank) {
@@ -50,6 +72,7 @@ struct Sweep {
   std::set<std::uint64_t> sizes;
   std::string sizes_file;
   bool has_out_of_place = false;
+  std::string kind;  // "pair" (--all-pairs) or "hosts" (--hosts-per-group)
 };
 
 // Same bench and the same sizes in every file; returns what they share.
@@ -58,12 +81,18 @@ Sweep check_files(const std::vector<LoadedRun>& runs) {
   for (const auto& run : runs) {
     std::set<std::uint64_t> sizes;
     for (const auto& r : run.doc.results) {
-      if (!is_pair_result(r)) {
+      if (!is_fleet_result(r)) {
         continue;
       }
       if (sweep.benchmark.empty()) {
         sweep.benchmark = r.benchmark;
         sweep.first_file = run.path;
+        sweep.kind = r.group;
+      } else if (r.group != sweep.kind) {
+        throw InputError(run.path, "",
+                         fmt::format("{} results beside {}'s {} results: one sweep at a time (--all-pairs or "
+                                     "--hosts-per-group)",
+                                     r.group, sweep.first_file, sweep.kind));
       } else if (r.benchmark != sweep.benchmark) {
         throw InputError(run.path, "",
                          fmt::format("{} results beside {}'s {}: a fleet verdict judges one bench's sweep", r.benchmark,
@@ -74,7 +103,8 @@ Sweep check_files(const std::vector<LoadedRun>& runs) {
     }
     if (sizes.empty()) {
       throw InputError(run.path, "",
-                       "no pair results: a fleet verdict reads the results of a sweep run with --all-pairs");
+                       "no pair results: a fleet verdict reads the results of a sweep run with --all-pairs (or "
+                       "--hosts-per-group)");
     }
     if (sweep.sizes.empty()) {
       sweep.sizes = sizes;
@@ -107,20 +137,6 @@ int lanes_of(const std::vector<LoadedRun>& runs) {
     }
   }
   return static_cast<int>(std::max<std::size_t>(lanes, 1));
-}
-
-// The pair's figure: busbw or latency of the median sample, or of the fastest (`best`).
-std::optional<double> figure(const CaseResult& r, bool latency, bool best) {
-  if (r.status != CaseStatus::Ok) {
-    return std::nullopt;
-  }
-  if (latency) {
-    return r.time ? std::optional<double>((best ? r.time->min : r.time->p50) * 1e6) : std::nullopt;
-  }
-  if (best && r.time && r.time->min > 0.0) {
-    return r.busbw_GBps * r.time->p50 / r.time->min;
-  }
-  return r.busbw_GBps;
 }
 
 FleetPair make_pair(const LoadedRun& run, const CaseResult& r, bool latency, bool best) {
@@ -326,17 +342,38 @@ std::vector<const FleetPair*> FleetVerdict::bad_links() const {
   return out;
 }
 
+std::vector<const FleetGroup*> FleetVerdict::low_groups() const {
+  std::vector<const FleetGroup*> out;
+  for (const auto& g : groups) {
+    if (g.low && !g.explained) {
+      out.push_back(&g);
+    }
+  }
+  return out;
+}
+
+bool FleetVerdict::anything_named() const {
+  return !bad_hosts().empty() || !bad_links().empty() || !low_groups().empty();
+}
+
 std::string FleetVerdict::rule() const {
   const double pct = 100.0 * (1.0 - threshold);
   const std::string low = higher_is_better ? fmt::format("below {:g}% of the reference {}", pct, metric)
                                            : fmt::format("above the reference latency / {:g}%", pct);
+  const std::string sample = stat == "best" ? "of its fastest sample" : "of its median sample";
+  if (grouped()) {
+    return fmt::format(
+        "each group's {} {}; a group is LOW {} (the median group), or when it did not measure; a host is a BAD "
+        "HOST when every one of its groups (2 at least: one per round) is LOW; a LOW group that holds no BAD "
+        "HOST is a LOW GROUP (a slow link inside it, or a host slow in one round only)",
+        metric, sample, low);
+  }
   return fmt::format(
       "each pair's {} {}; a pair is LOW {} (the median over hosts of each host's median pair{}), or when it did not "
       "measure; a host is "
       "a BAD HOST when more than half of its pairs with hosts not named already are LOW ({} such pairs at least; "
       "the worst host first); a LOW pair between two hosts that are not BAD HOSTs is a BAD LINK",
-      metric, stat == "best" ? "of its fastest sample" : "of its median sample", low,
-      lanes > 1 ? ", per local rank" : "", kMinPairsToName);
+      metric, sample, low, lanes > 1 ? ", per local rank" : "", kMinPairsToName);
 }
 
 FleetVerdict evaluate_fleet(const std::vector<LoadedRun>& runs, const FleetOptions& options) {
@@ -363,6 +400,10 @@ FleetVerdict evaluate_fleet(const std::vector<LoadedRun>& runs, const FleetOptio
         fmt::format("{} host{} ({}): a fleet verdict needs {} hosts or more (with one pair, a slow result cannot "
                     "be put on a host or on the link)",
                     hosts.size(), hosts.size() == 1 ? "" : "s", fmt::join(hosts, ", "), kMinFleetHosts));
+  }
+  if (sweep.kind == "hosts") {
+    detail::judge_groups(runs, latency, options.best, hosts, v);
+    return v;
   }
   v.lanes = lanes_of(runs);
   auto pairs = collect_pairs(runs, v.size_bytes, v.in_place, latency, options.best, v.lanes);

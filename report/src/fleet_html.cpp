@@ -169,6 +169,23 @@ std::string pair_table(const FleetVerdict& v) {
   return out + "</tbody>\n</table>\n";
 }
 
+std::string group_table(const FleetVerdict& v) {
+  std::string out = fmt::format(
+      "<table class=\"fleet-groups\">\n<thead><tr><th>group</th><th>hosts</th><th>{} ({})</th><th>of ref</th>"
+      "<th>verdict</th></tr></thead>\n<tbody>\n",
+      esc(v.metric), esc(v.unit));
+  for (const auto& g : v.groups) {
+    const std::string verdict = !g.low ? "ok" : g.explained ? "LOW (holds a BAD HOST)" : "LOW GROUP";
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{}\">{}</td></tr>\n",
+        esc(g.id), esc(fmt::format("{}", fmt::join(g.hosts, ", "))),
+        g.value ? fmt::format("{:.4g}", *g.value) : esc(g.status),
+        g.value ? fmt::format("{:.0f}%", 100.0 * g.score) : std::string{"-"}, g.low ? "status-bad" : "status-ok",
+        esc(verdict));
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
 }  // namespace
 
 std::string fleet_section(const std::vector<LoadedRun>& runs) {
@@ -178,7 +195,7 @@ std::string fleet_section(const std::vector<LoadedRun>& runs) {
   } catch (const UsageError&) {
     return "";  // not one --all-pairs sweep over 3 hosts or more: no fleet section
   }
-  std::string out = "<h2>Fleet: every pair of hosts</h2>\n";
+  std::string out = v.grouped() ? "<h2>Fleet: groups of hosts</h2>\n" : "<h2>Fleet: every pair of hosts</h2>\n";
   out += fmt::format("<p class=\"note\">{}, size {} {}. Rule: {}.</p>\n", esc(v.benchmark),
                      format_size(v.size_bytes, SizeStyle::Binary), v.in_place ? "in-place" : "out-of-place",
                      esc(v.rule()));
@@ -186,16 +203,23 @@ std::string fleet_section(const std::vector<LoadedRun>& runs) {
   const auto links = v.bad_links();
   out += "<ul class=\"fleet-verdict\">\n";
   for (const FleetHost* h : hosts) {
-    out += fmt::format("<li class=\"status-bad\">BAD HOST {}{}: {} of {} pairs LOW</li>\n", esc(h->name),
-                       esc(lane_suffix(h->lane, v.lanes)), h->low, h->pairs);
+    out += fmt::format("<li class=\"status-bad\">BAD HOST {}{}: {} of {} {} LOW</li>\n", esc(h->name),
+                       esc(lane_suffix(h->lane, v.lanes)), h->low, h->pairs, v.grouped() ? "groups" : "pairs");
   }
   for (const FleetPair* p : links) {
     out += fmt::format("<li class=\"status-bad\">BAD LINK {}-{}{}: {:.0f}% of the reference</li>\n", esc(p->host_a),
                        esc(p->host_b), esc(lane_suffix(p->lane, v.lanes)), 100.0 * p->score);
   }
-  if (hosts.empty() && links.empty()) {
+  if (!v.anything_named()) {
     out += fmt::format("<li class=\"status-ok\">nothing named: {} pairs within {:g}% of the reference</li>\n",
                        v.pairs.size(), 100.0 * v.threshold);
+  }
+  for (const FleetGroup* g : v.low_groups()) {
+    out += fmt::format("<li class=\"status-bad\">LOW GROUP {} ({}): {:.0f}% of the reference</li>\n", esc(g->id),
+                       esc(fmt::format("{}", fmt::join(g->hosts, ", "))), 100.0 * g->score);
+  }
+  if (v.grouped()) {
+    return out + "</ul>\n" + group_table(v);
   }
   out += "</ul>\n<div class=\"fleet\">\n";
   for (int lane = 0; lane < v.lanes; ++lane) {

@@ -32,12 +32,28 @@ std::string pair_verdict(const FleetPair& p) {
 
 std::string devices_text(const std::string& device) { return device.empty() ? "" : ", " + device; }
 
+std::string unit_noun(const FleetVerdict& v) { return v.grouped() ? "groups" : "pairs"; }
+
+std::string group_verdict(const FleetGroup& g) {
+  return !g.low ? "ok" : g.explained ? "LOW (holds a BAD HOST)" : "LOW GROUP";
+}
+
+std::string group_line(const FleetVerdict& v, const FleetGroup& g) {
+  return fmt::format("LOW GROUP {} ({}; ranks {}): {} {} = {} of the reference; no host in it is LOW in every group",
+                     g.id, fmt::join(g.hosts, ", "), fmt::join(g.ranks, ","),
+                     g.value ? fmt::format("{:.4g}", *g.value) : g.status, g.value ? v.unit : "",
+                     pct(g.value ? std::optional<double>(g.score) : std::nullopt));
+}
+
 std::vector<std::string> verdict_lines(const FleetVerdict& v) {
   std::vector<std::string> lines;
   for (const FleetHost* h : v.bad_hosts()) {
-    lines.push_back(fmt::format("BAD HOST {} (rank {}{}): {} of {} pairs LOW, median {} of the reference",
+    lines.push_back(fmt::format("BAD HOST {}: rank {}{}; {} of {} {} LOW, median {} of the reference",
                                 host_label(*h, v.lanes), h->rank, devices_text(h->device), h->low, h->pairs,
-                                pct(h->median_score)));
+                                unit_noun(v), pct(h->median_score)));
+  }
+  for (const FleetGroup* g : v.low_groups()) {
+    lines.push_back(group_line(v, *g));
   }
   for (const FleetPair* p : v.bad_links()) {
     const auto host = [&](const std::string& name) {
@@ -47,7 +63,7 @@ std::vector<std::string> verdict_lines(const FleetVerdict& v) {
     const auto a = host(p->host_a);
     const auto b = host(p->host_b);
     lines.push_back(fmt::format(
-        "BAD LINK {} (ranks {} and {}{}{}): {} {} = {} of the reference; {} is fine elsewhere (median {}), {} too "
+        "BAD LINK {}: ranks {} and {}{}{}; {} {} = {} of the reference; {} is fine elsewhere (median {}), {} too "
         "(median {})",
         link_label(*p, v.lanes), p->rank_a, p->rank_b, devices_text(p->device_a), devices_text(p->device_b),
         value_text(*p), p->value ? v.unit : "", pct(p->value ? std::optional<double>(p->score) : std::nullopt),
@@ -60,12 +76,18 @@ std::vector<std::string> verdict_lines(const FleetVerdict& v) {
 std::string summary_line(const FleetVerdict& v) {
   const auto hosts = v.bad_hosts().size();
   const auto links = v.bad_links().size();
-  if (hosts + links == 0) {
-    return fmt::format("nothing named: {} pairs, every one within {:g}% of the reference\n", v.pairs.size(),
+  const auto groups = v.low_groups().size();
+  const std::size_t judged = v.grouped() ? v.groups.size() : v.pairs.size();
+  if (hosts + links + groups == 0) {
+    return fmt::format("nothing named: {} {}, every one within {:g}% of the reference\n", judged, unit_noun(v),
                        100.0 * v.threshold);
   }
+  if (v.grouped()) {
+    return fmt::format("{} bad host{}, {} low group{} (of {} groups)\n", hosts, hosts == 1 ? "" : "s", groups,
+                       groups == 1 ? "" : "s", judged);
+  }
   return fmt::format("{} bad host{}, {} bad link{} (of {} pairs)\n", hosts, hosts == 1 ? "" : "s", links,
-                     links == 1 ? "" : "s", v.pairs.size());
+                     links == 1 ? "" : "s", judged);
 }
 
 std::string reference_text(const FleetVerdict& v) {
@@ -82,7 +104,7 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
   detail::TextTable hosts({{"host", Align::Left},
                            {"rank", Align::Right},
                            {"devices", Align::Left},
-                           {"pairs", Align::Right},
+                           {unit_noun(v), Align::Right},
                            {"LOW", Align::Right},
                            {"median", Align::Right},
                            {"verdict", Align::Left}});
@@ -110,17 +132,34 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
                                                 : p.low  ? "33"
                                                          : "32"}});
   }
-  const std::string title =
-      fmt::format("ccbench fleet: {}, {} hosts, {} pairs, size {} {}", v.benchmark,
-                  v.hosts.size() / static_cast<std::size_t>(std::max(v.lanes, 1)), v.pairs.size(),
-                  format_size(v.size_bytes, SizeStyle::Binary), v.in_place ? "in-place" : "out-of-place");
+  if (v.grouped()) {
+    pairs = detail::TextTable({{"group", Align::Left},
+                               {"hosts", Align::Left},
+                               {fmt::format("{} ({})", v.metric, v.unit), Align::Right},
+                               {"of ref", Align::Right},
+                               {"verdict", Align::Left}});
+    for (const auto& g : v.groups) {
+      pairs.add_row({{printable(g.id)},
+                     {printable(fmt::format("{}", fmt::join(g.hosts, ",")))},
+                     {g.value ? fmt::format("{:.4g}", *g.value) : g.status},
+                     {pct(g.value ? std::optional<double>(g.score) : std::nullopt)},
+                     {group_verdict(g), g.low && !g.explained ? "1;31"
+                                        : g.low               ? "33"
+                                                              : "32"}});
+    }
+  }
+  const std::string title = fmt::format(
+      "ccbench fleet: {}, {} hosts, {} {}, size {} {}", v.benchmark,
+      v.hosts.size() / static_cast<std::size_t>(std::max(v.lanes, 1)), v.grouped() ? v.groups.size() : v.pairs.size(),
+      unit_noun(v), format_size(v.size_bytes, SizeStyle::Binary), v.in_place ? "in-place" : "out-of-place");
   std::string verdicts;
   for (const auto& line : verdict_lines(v)) {
     verdicts += (markdown ? "- **" : "") + printable(line) + (markdown ? "**\n" : "\n");
   }
   if (markdown) {
-    return fmt::format("### {}\n\nrule: {}\n\n{}\n\n{}\n{}\n#### Hosts\n\n{}\n#### Pairs\n\n{}", html_escape(title),
-                       v.rule(), reference_text(v), verdicts, summary_line(v), hosts.markdown(), pairs.markdown());
+    return fmt::format("### {}\n\nrule: {}\n\n{}\n\n{}\n{}\n#### Hosts\n\n{}\n#### {}\n\n{}", html_escape(title),
+                       v.rule(), reference_text(v), verdicts, summary_line(v), hosts.markdown(),
+                       v.grouped() ? "Groups" : "Pairs", pairs.markdown());
   }
   return fmt::format("{}\nrule: {}\n{}\n{}{}\n{}\n{}", printable(title), v.rule(), reference_text(v), verdicts,
                      summary_line(v), hosts.terminal(colour), pairs.terminal(colour));
@@ -137,6 +176,11 @@ std::string render_csv(const FleetVerdict& v) {
     row({"host", h.name, std::to_string(h.lane), std::to_string(h.rank), "", "",
          h.median_score ? fmt::format("{:.4f}", *h.median_score) : "", std::to_string(h.pairs), std::to_string(h.low),
          h.bad ? "BAD HOST" : "ok", ""});
+  }
+  for (const auto& g : v.groups) {
+    row({"group", g.id, "0", fmt::format("{}", fmt::join(g.ranks, " ")), g.value ? fmt::format("{:.6g}", *g.value) : "",
+         v.unit, g.value ? fmt::format("{:.4f}", g.score) : "", "", "",
+         g.low ? (g.explained ? "LOW" : "LOW GROUP") : "ok", fmt::format("{}", fmt::join(g.hosts, " "))});
   }
   for (const auto& p : v.pairs) {
     row({"pair", fmt::format("{}-{}", p.host_a, p.host_b), std::to_string(p.lane),
@@ -183,11 +227,26 @@ std::string render_json(const FleetVerdict& v) {
     bad_links.push_back(
         {{"hosts", {p->host_a, p->host_b}}, {"ranks", {p->rank_a, p->rank_b}}, {"local_rank", p->lane}});
   }
+  json groups = json::array();
+  json low_groups = json::array();
+  for (const auto& g : v.groups) {
+    groups.push_back({{"id", g.id},
+                      {"hosts", g.hosts},
+                      {"ranks", g.ranks},
+                      {"status", g.status},
+                      {"value", optional_json(g.value)},
+                      {"of_reference", g.value ? json(g.score) : json(nullptr)},
+                      {"verdict", g.low ? (g.explained ? "low" : "low_group") : "ok"},
+                      {"file", g.file}});
+    if (g.low && !g.explained) {
+      low_groups.push_back({{"id", g.id}, {"hosts", g.hosts}, {"ranks", g.ranks}});
+    }
+  }
   json reference = json::array();
   for (const auto& r : v.reference) {
     reference.push_back(optional_json(r));
   }
-  const bool named = !bad_hosts.empty() || !bad_links.empty();
+  const bool named = v.anything_named();
   const json doc = {{"benchmark", v.benchmark},
                     {"metric", v.metric},
                     {"stat", v.stat},
@@ -202,6 +261,8 @@ std::string render_json(const FleetVerdict& v) {
                     {"bad_links", bad_links},
                     {"hosts", hosts},
                     {"pairs", pairs},
+                    {"groups", groups},
+                    {"low_groups", low_groups},
                     {"verdict", named ? "fail" : "pass"}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -225,8 +286,9 @@ std::string render_fleet(const FleetVerdict& verdict, Format format, bool colour
 std::string render_fleet_junit(const FleetVerdict& v) {
   const auto links = v.bad_links();
   const auto bad_hosts = v.bad_hosts();
-  const std::size_t tests = v.hosts.size() + links.size();
-  const std::size_t failures = bad_hosts.size() + links.size();
+  const auto low_groups = v.low_groups();
+  const std::size_t tests = v.hosts.size() + links.size() + low_groups.size();
+  const std::size_t failures = bad_hosts.size() + links.size() + low_groups.size();
   const auto counts = fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="0")", tests, failures);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"ccbench fleet\" {}>\n", counts);
@@ -238,8 +300,8 @@ std::string render_fleet_junit(const FleetVerdict& v) {
     out += fmt::format("    <testcase classname=\"ccbench.fleet.host\" name=\"{}\">\n",
                        xml_escape(host_label(h, v.lanes)));
     const std::string body =
-        xml_escape(fmt::format("rank {}{}: {} of {} pairs LOW, median {} of the reference\n", h.rank,
-                               devices_text(h.device), h.low, h.pairs, pct(h.median_score)));
+        xml_escape(fmt::format("rank {}{}: {} of {} {} LOW, median {} of the reference\n", h.rank,
+                               devices_text(h.device), h.low, h.pairs, unit_noun(v), pct(h.median_score)));
     if (h.bad) {
       out += fmt::format("      <failure message=\"{}\" type=\"bad_host\">{}</failure>\n",
                          xml_escape("BAD HOST " + host_label(h, v.lanes)), body);
@@ -251,10 +313,16 @@ std::string render_fleet_junit(const FleetVerdict& v) {
   for (const FleetPair* p : links) {
     const std::string name = link_label(*p, v.lanes);
     const auto line = std::find_if(lines.begin(), lines.end(),
-                                   [&](const std::string& l) { return l.starts_with("BAD LINK " + name + " "); });
+                                   [&](const std::string& l) { return l.starts_with("BAD LINK " + name + ": "); });
     out += fmt::format("    <testcase classname=\"ccbench.fleet.link\" name=\"{}\">\n", xml_escape(name));
     out += fmt::format("      <failure message=\"{}\" type=\"bad_link\">{}</failure>\n", xml_escape("BAD LINK " + name),
                        xml_escape(line != lines.end() ? *line : name));
+    out += "    </testcase>\n";
+  }
+  for (const FleetGroup* g : low_groups) {
+    out += fmt::format("    <testcase classname=\"ccbench.fleet.group\" name=\"{}\">\n", xml_escape(g->id));
+    out += fmt::format("      <failure message=\"{}\" type=\"low_group\">{}</failure>\n",
+                       xml_escape("LOW GROUP " + g->id), xml_escape(group_line(v, *g)));
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";

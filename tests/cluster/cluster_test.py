@@ -7,7 +7,8 @@
   cluster_test.py ... sigstop-sweep   a rank stopped mid-sweep: --timeout ends the job, names it
   cluster_test.py ... sigstop-setup   a rank stopped in set-up: --timeout ends the job, names it
   cluster_test.py ... fleet           --all-pairs over 4 hosts and `ccbench-report fleet`: equal links name
-                                      nothing (exit 0); one host at half rate is named BAD HOST, and it alone;
+                                      nothing (exit 0); one host at half rate is named BAD HOST, and it alone
+                                      (accept-fleet.sh; and allreduce --hosts-per-group 2, two rounds);
                                       one slow path is named BAD LINK and neither host (exit 1 both)
 
 Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
@@ -415,6 +416,20 @@ def fleet_script(env, cluster):
     return out / "fleet.json"
 
 
+def fleet_groups(env, cluster):
+    """allreduce --hosts-per-group 2 over the 4 hosts: rounds {0,1},{2,3} then {0,2},{1,3}; the result file."""
+    out = cluster.tmpdir / "fleet-groups.json"
+    env.run(cluster, FLEET_HOSTS, [env.bench("allreduce_bench"), "--hosts-per-group", "2", *FLEET_SWEEP, "--label",
+                                   f"fleet groups: {cluster.describe()}", "--out", out], timeout=120)
+    doc = env.validate(out)
+    groups = sorted(tuple(r["group_hosts"]) for r in doc["results"])
+    expected = [("node0", "node1"), ("node0", "node2"), ("node1", "node3"), ("node2", "node3")]
+    assert groups == expected, f"groups {groups}, expected {expected}"
+    if env.keep_dir:
+        (env.keep_dir / "fleet-groups.json").write_bytes(out.read_bytes())
+    return out
+
+
 def fleet_verdict(env, path, expected_exit):
     junit = path.with_suffix(".junit.xml")
     # --stat best: on this shared 2-core machine load only ever slows a sample (medians of equal links spread
@@ -439,17 +454,20 @@ def fleet(env, _args):
         host, cases = fleet_verdict(env, fleet_script(env, c), 1)
         assert [h["host"] for h in host["bad_hosts"]] == ["node2"], f"bad hosts {host['bad_hosts']}, expected node2"
         assert not host["bad_links"], f"node2 at half rate, yet links named: {host['bad_links']}"
+        groups, _ = fleet_verdict(env, fleet_groups(env, c), 1)
+        assert [h["host"] for h in groups["bad_hosts"]] == ["node2"], f"groups: bad hosts {groups['bad_hosts']}"
+        assert not groups["low_groups"], f"groups: node2 explains every low group, yet {groups['low_groups']}"
         c.shape(2, FLEET_MBIT)
         c.shape_path(1, 3, FLEET_SLOW_MBIT)
         link, cases = fleet_verdict(env, fleet_sweep(env, c, "link", f"; node1<->node3 {FLEET_SLOW_MBIT} Mbit/s"), 1)
         assert not link["bad_hosts"], f"only node1-node3 slowed, yet hosts named: {link['bad_hosts']}"
         assert [b["hosts"] for b in link["bad_links"]] == [["node1", "node3"]], f"bad links {link['bad_links']}"
         assert ("link", "node1-node3") in cases, f"no JUnit testcase for the link: {cases}"
-    for name, v in (("equal", equal), ("host", host), ("link", link)):
-        scores = ", ".join(f"{'-'.join(p['hosts'])} {p['of_reference']:.2f}" for p in v["pairs"])
+    for name, v in (("equal", equal), ("host", host), ("link", link), ("groups", groups)):
+        scores = ", ".join(f"{'-'.join(p['hosts'])} {p['of_reference']:.2f}" for p in v["pairs"] + v["groups"])
         print(f"fleet {name}: reference {v['reference'][0]:.4f} GB/s; pairs against it: {scores}")
     print(f"PASS: 4 hosts at {FLEET_MBIT} Mbit/s: equal links name nothing (exit 0); node2 at {FLEET_SLOW_MBIT} "
-          f"Mbit/s is the one BAD HOST (scripts/accept-fleet.sh, exit 1); node1<->node3 at {FLEET_SLOW_MBIT} Mbit/s is the one BAD LINK (exit 1)")
+          f"Mbit/s is the one BAD HOST (scripts/accept-fleet.sh, exit 1; and of allreduce --hosts-per-group 2); node1<->node3 at {FLEET_SLOW_MBIT} Mbit/s is the one BAD LINK (exit 1)")
 
 
 TESTS = {"rate": rate, "split": split, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,

@@ -54,6 +54,9 @@ def golden_cases(profiles_rel):
         cases.append((f"fleet-host.{ext}", ["fleet", "fleet-host.json", "--format", fmt, "--colour", "never"], 1))
     cases.append(("fleet-link.txt", ["fleet", "fleet-link.json", "--colour", "never"], 1))
     cases.append(("fleet-link-best.txt", ["fleet", "fleet-link.json", "--stat", "best", "--colour", "never"], 1))
+    cases.append(("fleet-groups.txt", ["fleet", "fleet-groups.json", "--stat", "best", "--colour", "never"], 1))
+    cases.append(("fleet-groups.json", ["fleet", "fleet-groups.json", "--stat", "best", "--format", "json"], 1))
+    cases.append(("fleet-lanes.txt", ["fleet", "fleet-lanes.json", "--colour", "never"], 1))
     cases.append(("fleet-equal.txt", ["fleet", "fleet-equal.json", "--colour", "never"], 0))
     cases.append(("fleet-link.junit.xml", ["fleet", "fleet-link.json", "--junit", "@OUT@"], 1))
     cases.append(("fleet.html", ["html", "fleet-host.json", "-o", "@OUT@"], 0))
@@ -241,6 +244,8 @@ def fleet_input_cases(runs):
         ("missing_pair", {"a.json": edited(drop)}, [],
          "1 of the 6 pairs of 4 hosts are missing from the sweep (node1-node3)"),
         ("pair_twice", {}, [host, host], "is measured twice (here and in fleet-host.json)"),
+        ("pairs_and_groups", {}, [host, os.path.join(runs, "fleet-groups.json")],
+         "hosts results beside fleet-host.json's pair results: one sweep at a time"),
         ("no_pairs", {}, [os.path.join(runs, "allreduce-np4-a.json")], "no pair results"),
         ("bad_size", {}, [host, "--size", "3M"], "--size 3145728: the sweep measured 2097152"),
     ]

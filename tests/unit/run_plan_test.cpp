@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -124,8 +127,14 @@ TEST(RunPlan, HostsPerGroupPutsEveryRankOfKHostsInAGroupTheLastOneSmaller) {
   c.hosts_per_group = 2;
   const RunPlan plan = plan_run(c, ranks_per_host(5, 2));
   EXPECT_TRUE(plan.errors.empty()) << joined_errors(plan);
-  ASSERT_EQ(plan.rounds.size(), 1U);
+  ASSERT_EQ(plan.rounds.size(), 2U);
   ASSERT_EQ(plan.rounds[0].size(), 3U);
+  ASSERT_EQ(plan.rounds[1].size(), 3U);
+  // Round 2: the first host of each round-1 group (0, 2, 4), then the second (1, 3).
+  EXPECT_EQ(plan.rounds[1][0].hosts, (std::vector<std::string>{"host-0000", "host-0002"}));
+  EXPECT_EQ(plan.rounds[1][1].hosts, (std::vector<std::string>{"host-0004", "host-0001"}));
+  EXPECT_EQ(plan.rounds[1][2].hosts, (std::vector<std::string>{"host-0003"}));
+  EXPECT_EQ(plan.rounds[1][0].id, "hosts:3");
   EXPECT_EQ(plan.rounds[0][1].id, "hosts:1");
   EXPECT_EQ(plan.rounds[0][1].kind, "hosts");
   EXPECT_EQ(plan.rounds[0][1].ranks, (std::vector<int>{4, 5, 6, 7}));
@@ -135,6 +144,35 @@ TEST(RunPlan, HostsPerGroupPutsEveryRankOfKHostsInAGroupTheLastOneSmaller) {
   c.root = 2;
   EXPECT_EQ(joined_errors(plan_run(c, ranks_per_host(5, 2))),
             "--root 2 is not a rank of every group of --hosts-per-group 2 (the smallest has 2 ranks: 0..1)");
+}
+
+// 16 hosts in groups of 4: a 4 x 4 grid, rows in round 1 and columns in round 2, so any two hosts share
+// at most one group and every host is the only one its two groups share.
+TEST(RunPlan, HostsPerGroupOnAGridMeetsEachPartnerOnce) {
+  RunConfig c;
+  c.hosts_per_group = 4;
+  const RunPlan plan = plan_run(c, one_rank_per_host(16));
+  ASSERT_EQ(plan.rounds.size(), 2U);
+  std::map<std::string, std::vector<std::set<std::string>>> groups_of;
+  for (const auto& round : plan.rounds) {
+    ASSERT_EQ(round.size(), 4U);
+    std::set<std::string> seen;
+    for (const auto& g : round) {
+      ASSERT_EQ(g.hosts.size(), 4U);
+      for (const auto& h : g.hosts) {
+        EXPECT_TRUE(seen.insert(h).second) << h << " twice in a round";
+        groups_of[h].emplace_back(g.hosts.begin(), g.hosts.end());
+      }
+    }
+    EXPECT_EQ(seen.size(), 16U);
+  }
+  for (const auto& [host, groups] : groups_of) {
+    ASSERT_EQ(groups.size(), 2U);
+    std::vector<std::string> shared;
+    std::set_intersection(groups[0].begin(), groups[0].end(), groups[1].begin(), groups[1].end(),
+                          std::back_inserter(shared));
+    EXPECT_EQ(shared, std::vector<std::string>{host});
+  }
 }
 
 TEST(RunPlan, FleetFlagsRefuseEachOther) {

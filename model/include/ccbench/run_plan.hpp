@@ -13,9 +13,9 @@
 namespace ccbench {
 
 struct RunPlan {
-  /// The groups that run side by side in each round. One round, the groups of --split or
-  /// --hosts-per-group, unless --all-pairs, which has a round for each set of disjoint pairs (every pair
-  /// of hosts meets once; of ranks, on one host).
+  /// The groups that run side by side in each round. One round, the groups of --split; two of
+  /// --hosts-per-group (see host_groups); --all-pairs has a round for each set of disjoint pairs (every
+  /// pair of hosts meets once; of ranks, on one host).
   std::vector<std::vector<GroupPlan>> rounds;
   std::vector<std::string> variants;  // {""}, or {"configured", "ring"} under --nccl-variants
   std::vector<std::uint64_t> sizes;   // the sweep, bytes (-b, -e, -f, rounded to whole elements)
@@ -39,9 +39,11 @@ RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts);
 std::vector<std::vector<GroupPlan>> all_pairs_groups(const std::vector<HostInfo>& hosts,
                                                      std::vector<std::string>& errors);
 
-/// --hosts-per-group K: one round of groups of K consecutive hosts (every rank of each), the last group
-/// the hosts left over; ids hosts:0, hosts:1, ...
-std::vector<GroupPlan> host_groups(const std::vector<HostInfo>& hosts, int hosts_per_group);
+/// --hosts-per-group K: groups of K hosts (every rank of each), the last group of a round the hosts left
+/// over. Round 1 takes consecutive hosts; round 2 (when there are more than K hosts) the first host of
+/// every round-1 group, then the second of each, ..., so that a host meets other partners and a bad one
+/// is where a LOW group of each round meets. Ids hosts:0, hosts:1, ... across the rounds.
+std::vector<std::vector<GroupPlan>> host_groups(const std::vector<HostInfo>& hosts, int hosts_per_group);
 
 /// The errors of a plan as the one line a usage error prints ("; " between them).
 std::string joined_errors(const RunPlan& plan);

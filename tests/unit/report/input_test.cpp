@@ -31,7 +31,7 @@ std::string error_of(const std::string& text) {
 
 TEST(ReportInput, EveryRealRunIsRead) {
   const auto runs = read_result_files({kRuns.string()});
-  ASSERT_EQ(runs.size(), 12U);
+  ASSERT_EQ(runs.size(), 14U);
   for (const auto& run : runs) {
     EXPECT_FALSE(run.doc.results.empty()) << run.path;
     const bool fleet = run.path.find("fleet-") != std::string::npos;  // the 1.7.0 sweeps of issue 17

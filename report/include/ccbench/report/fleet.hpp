@@ -1,9 +1,9 @@
 #pragma once
-// `ccbench-report fleet FILE...`: the verdict of an --all-pairs sweep that names the part. Each pair of
-// hosts is set against the fleet's own reference (the median over hosts of each host's median pair), a
-// host whose pairs are low nearly everywhere is a BAD HOST, and a low pair between two hosts that are
-// fine elsewhere is a BAD LINK. Bad input (other benches or sizes mixed, fewer than 3 hosts, a pair
-// missing or measured twice) throws InputError: exit 2.
+// `ccbench-report fleet FILE...`: the verdict of an --all-pairs (or --hosts-per-group) sweep that names the part. Each
+// pair of hosts is set against the fleet's own reference (the median over hosts of each host's median pair), a host
+// whose pairs are low nearly everywhere is a BAD HOST, and a low pair between two hosts that are fine elsewhere is a
+// BAD LINK. Bad input (other benches or sizes mixed, fewer than 3 hosts, a pair missing or measured twice) throws
+// InputError: exit 2.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -38,6 +38,19 @@ struct FleetPair {
   std::string file;
 };
 
+/// One group of a --hosts-per-group sweep.
+struct FleetGroup {
+  std::string id;  // hosts:3
+  std::vector<std::string> hosts;
+  std::vector<int> ranks;
+  std::string status;
+  std::optional<double> value;
+  double score = 0.0;
+  bool low = false;
+  bool explained = false;  // a LOW group that holds a BAD HOST
+  std::string file;
+};
+
 /// One host at one lane.
 struct FleetHost {
   std::string name;
@@ -63,10 +76,16 @@ struct FleetVerdict {
   std::vector<std::optional<double>> reference;  // per lane; unset when no pair of the lane measured
   std::vector<FleetHost> hosts;                  // lane by lane, hosts in name order
   std::vector<FleetPair> pairs;                  // lane by lane, pairs in name order
+  std::vector<FleetGroup> groups;                // a --hosts-per-group sweep (then no pairs), by id
   std::vector<std::string> files;
 
   [[nodiscard]] std::vector<const FleetHost*> bad_hosts() const;
   [[nodiscard]] std::vector<const FleetPair*> bad_links() const;
+  /// LOW groups of a --hosts-per-group sweep that hold no BAD HOST.
+  [[nodiscard]] std::vector<const FleetGroup*> low_groups() const;
+  [[nodiscard]] bool grouped() const { return !groups.empty(); }
+  /// A BAD HOST, a BAD LINK or a LOW GROUP: exit 1.
+  [[nodiscard]] bool anything_named() const;
   /// The rule, in words, as every output format states it.
   [[nodiscard]] std::string rule() const;
 };
