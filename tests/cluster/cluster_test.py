@@ -10,6 +10,7 @@
                                       nothing (exit 0); one host at half rate is named BAD HOST, and it alone
                                       (accept-fleet.sh; and allreduce --hosts-per-group 2, two rounds);
                                       one slow path is named BAD LINK and neither host (exit 1 both)
+  cluster_test.py ... fleet-lanes     the same over 4 hosts x 2 ranks: pairs by local rank, node2 named on both
 
 Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
 AssertionError (exit 1). Every test ends by checking that nothing of its cluster is left.
@@ -442,7 +443,8 @@ def fleet_verdict(env, path, expected_exit):
     assert terminal.returncode == p.returncode, "the terminal format and JSON disagree on the exit code"
     verdict = json.loads(p.stdout)
     cases = re.findall(r'<testcase classname="ccbench\.fleet\.(host|link)" name="([^"]+)"', junit.read_text())
-    assert [c for c in cases if c[0] == "host"] == [("host", f"node{k}") for k in range(FLEET_HOSTS)], cases
+    hosts = [c[1] for c in cases if c[0] == "host"]
+    assert sorted({h.split(" ")[0] for h in hosts}) == [f"node{k}" for k in range(FLEET_HOSTS)], cases
     return verdict, cases
 
 
@@ -470,8 +472,29 @@ def fleet(env, _args):
           f"Mbit/s is the one BAD HOST (scripts/accept-fleet.sh, exit 1; and of allreduce --hosts-per-group 2); node1<->node3 at {FLEET_SLOW_MBIT} Mbit/s is the one BAD LINK (exit 1)")
 
 
+def fleet_lanes(env, _args):
+    """4 hosts x 2 ranks, node2 at half rate: --all-pairs pairs local rank l with local rank l (12 pairs in 3
+    rounds), and the verdict names node2 on both lanes, nothing else."""
+    with env.cluster(hosts=FLEET_HOSTS, slots=2, rate_mbit=[FLEET_MBIT, FLEET_MBIT, FLEET_SLOW_MBIT, FLEET_MBIT]) as c:
+        out = c.tmpdir / "fleet-lanes.json"
+        env.run(c, 2 * FLEET_HOSTS, [env.bench("sendrecv_bench"), "--all-pairs", *FLEET_SWEEP, "--label",
+                                     f"fleet lanes: {c.describe()}", "--out", out], timeout=200)
+        doc = env.validate(out)
+        lanes = sorted((r["group_ranks"][0] % 2, r["group_ranks"][1] % 2) for r in doc["results"])
+        assert lanes == [(0, 0)] * 6 + [(1, 1)] * 6, f"lanes {lanes}: expected 6 pairs of local rank 0, 6 of 1"
+        if env.keep_dir:
+            env.keep_dir.mkdir(parents=True, exist_ok=True)
+            (env.keep_dir / "fleet-lanes.json").write_bytes(out.read_bytes())
+        verdict, cases = fleet_verdict(env, out, 1)
+    named = sorted((h["host"], h["local_rank"]) for h in verdict["bad_hosts"])
+    assert named == [("node2", 0), ("node2", 1)], f"bad hosts {named}, expected node2 on local ranks 0 and 1"
+    assert not verdict["bad_links"], f"links named: {verdict['bad_links']}"
+    print(f"PASS: 4 hosts x 2 ranks, node2 at {FLEET_SLOW_MBIT} Mbit/s: BAD HOST node2 on local ranks 0 and 1, "
+          f"nothing else (exit 1)")
+
+
 TESTS = {"rate": rate, "split": split, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
-         "sigstop-setup": sigstop_setup, "fleet": fleet}
+         "sigstop-setup": sigstop_setup, "fleet": fleet, "fleet-lanes": fleet_lanes}
 
 
 def assert_clean(tags):
