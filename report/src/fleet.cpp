@@ -320,6 +320,12 @@ std::vector<FleetHost> judge_lane(std::vector<FleetPair*>& pairs, const std::set
 
 }  // namespace
 
+std::string FleetPair::verdict() const {
+  return !low ? "ok" : explained_by.empty() ? "BAD LINK" : "LOW (BAD HOST " + explained_by + ")";
+}
+
+std::string FleetGroup::verdict() const { return !low ? "ok" : explained ? "LOW (holds a BAD HOST)" : "LOW GROUP"; }
+
 std::string lane_suffix(int lane, int lanes) { return lanes > 1 ? fmt::format(" (local rank {})", lane) : ""; }
 
 std::vector<const FleetHost*> FleetVerdict::bad_hosts() const {

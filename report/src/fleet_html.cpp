@@ -81,7 +81,7 @@ std::string heatmap(const FleetVerdict& v, int lane) {
     const int a = index(p.host_a);
     const int b = index(p.host_b);
     const std::string fill = p.value ? colour_of(p.score, low_line) : colour_of(0.0, low_line);
-    const std::string verdict = !p.low ? "ok" : p.explained_by.empty() ? "BAD LINK" : "LOW, BAD HOST " + p.explained_by;
+    const std::string verdict = p.verdict();
     const std::string title = p.value ? fmt::format("{} - {}: {:.4g} {} ({:.0f}% of the reference), {}", p.host_a,
                                                     p.host_b, *p.value, v.unit, 100.0 * p.score, verdict)
                                       : fmt::format("{} - {}: {} ({})", p.host_a, p.host_b, p.status, verdict);
@@ -155,9 +155,7 @@ std::string pair_table(const FleetVerdict& v) {
       "<th>verdict</th></tr></thead>\n<tbody>\n",
       esc(v.metric), esc(v.unit));
   for (const auto& p : v.pairs) {
-    const std::string verdict = !p.low                   ? "ok"
-                                : p.explained_by.empty() ? "BAD LINK"
-                                                         : "LOW (BAD HOST " + p.explained_by + ")";
+    const std::string verdict = p.verdict();
     out += fmt::format(
         "<tr><td>{}-{}{}</td><td>{}-{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{}\">{}</td>"
         "</tr>\n",
@@ -175,7 +173,7 @@ std::string group_table(const FleetVerdict& v) {
       "<th>verdict</th></tr></thead>\n<tbody>\n",
       esc(v.metric), esc(v.unit));
   for (const auto& g : v.groups) {
-    const std::string verdict = !g.low ? "ok" : g.explained ? "LOW (holds a BAD HOST)" : "LOW GROUP";
+    const std::string verdict = g.verdict();
     out += fmt::format(
         "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{}\">{}</td></tr>\n",
         esc(g.id), esc(fmt::format("{}", fmt::join(g.hosts, ", "))),

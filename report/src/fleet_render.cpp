@@ -23,20 +23,9 @@ std::string pct(std::optional<double> score) { return score ? fmt::format("{:.0f
 
 std::string value_text(const FleetPair& p) { return p.value ? fmt::format("{:.4g}", *p.value) : p.status; }
 
-std::string pair_verdict(const FleetPair& p) {
-  if (!p.low) {
-    return "ok";
-  }
-  return p.explained_by.empty() ? "BAD LINK" : "LOW (BAD HOST " + p.explained_by + ")";
-}
-
 std::string devices_text(const std::string& device) { return device.empty() ? "" : ", " + device; }
 
 std::string unit_noun(const FleetVerdict& v) { return v.grouped() ? "groups" : "pairs"; }
-
-std::string group_verdict(const FleetGroup& g) {
-  return !g.low ? "ok" : g.explained ? "LOW (holds a BAD HOST)" : "LOW GROUP";
-}
 
 std::string group_line(const FleetVerdict& v, const FleetGroup& g) {
   return fmt::format("LOW GROUP {} ({}; ranks {}): {} {} = {} of the reference; no host in it is LOW in every group",
@@ -128,9 +117,9 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
                    {fmt::format("{}-{}", p.rank_a, p.rank_b)},
                    {value_text(p)},
                    {pct(p.value ? std::optional<double>(p.score) : std::nullopt)},
-                   {printable(pair_verdict(p)), bad_link ? "1;31"
-                                                : p.low  ? "33"
-                                                         : "32"}});
+                   {printable(p.verdict()), bad_link ? "1;31"
+                                            : p.low  ? "33"
+                                                     : "32"}});
   }
   if (v.grouped()) {
     pairs = detail::TextTable({{"group", Align::Left},
@@ -143,9 +132,9 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
                      {printable(fmt::format("{}", fmt::join(g.hosts, ",")))},
                      {g.value ? fmt::format("{:.4g}", *g.value) : g.status},
                      {pct(g.value ? std::optional<double>(g.score) : std::nullopt)},
-                     {group_verdict(g), g.low && !g.explained ? "1;31"
-                                        : g.low               ? "33"
-                                                              : "32"}});
+                     {g.verdict(), g.low && !g.explained ? "1;31"
+                                   : g.low               ? "33"
+                                                         : "32"}});
     }
   }
   const std::string title = fmt::format(

@@ -36,6 +36,9 @@ struct FleetPair {
   bool low = false;
   std::string explained_by;  // a LOW pair's BAD HOST; empty for a BAD LINK (and for a pair that is fine)
   std::string file;
+
+  /// "ok", "BAD LINK" or "LOW (BAD HOST node2)", as every printer says it.
+  [[nodiscard]] std::string verdict() const;
 };
 
 /// One group of a --hosts-per-group sweep.
@@ -49,6 +52,9 @@ struct FleetGroup {
   bool low = false;
   bool explained = false;  // a LOW group that holds a BAD HOST
   std::string file;
+
+  /// "ok", "LOW GROUP" or "LOW (holds a BAD HOST)".
+  [[nodiscard]] std::string verdict() const;
 };
 
 /// One host at one lane.
