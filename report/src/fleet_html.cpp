@@ -80,7 +80,7 @@ std::string heatmap(const FleetVerdict& v, int lane) {
     }
     const int a = index(p.host_a);
     const int b = index(p.host_b);
-    const std::string fill = p.value ? colour_of(p.score, low_line) : colour_of(0.0, low_line);
+    const std::string fill = colour_of(p.of_reference().value_or(0.0), low_line);
     const std::string verdict = p.verdict();
     const std::string title = p.value ? fmt::format("{} - {}: {:.4g} {} ({:.0f}% of the reference), {}", p.host_a,
                                                     p.host_b, *p.value, v.unit, 100.0 * p.score, verdict)

@@ -31,7 +31,7 @@ std::string group_line(const FleetVerdict& v, const FleetGroup& g) {
   return fmt::format("LOW GROUP {} ({}; ranks {}): {} {} = {} of the reference; no host in it is LOW in every group",
                      g.id, fmt::join(g.hosts, ", "), fmt::join(g.ranks, ","),
                      g.value ? fmt::format("{:.4g}", *g.value) : g.status, g.value ? v.unit : "",
-                     pct(g.value ? std::optional<double>(g.score) : std::nullopt));
+                     pct(g.of_reference()));
 }
 
 std::vector<std::string> verdict_lines(const FleetVerdict& v) {
@@ -55,8 +55,8 @@ std::vector<std::string> verdict_lines(const FleetVerdict& v) {
         "BAD LINK {}: ranks {} and {}{}{}; {} {} = {} of the reference; {} is fine elsewhere (median {}), {} too "
         "(median {})",
         link_label(*p, v.lanes), p->rank_a, p->rank_b, devices_text(p->device_a), devices_text(p->device_b),
-        value_text(*p), p->value ? v.unit : "", pct(p->value ? std::optional<double>(p->score) : std::nullopt),
-        p->host_a, pct(a != v.hosts.end() ? a->median_score : std::nullopt), p->host_b,
+        value_text(*p), p->value ? v.unit : "", pct(p->of_reference()), p->host_a,
+        pct(a != v.hosts.end() ? a->median_score : std::nullopt), p->host_b,
         pct(b != v.hosts.end() ? b->median_score : std::nullopt)));
   }
   return lines;
@@ -116,7 +116,7 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
     pairs.add_row({{printable(link_label(p, v.lanes))},
                    {fmt::format("{}-{}", p.rank_a, p.rank_b)},
                    {value_text(p)},
-                   {pct(p.value ? std::optional<double>(p.score) : std::nullopt)},
+                   {pct(p.of_reference())},
                    {printable(p.verdict()), bad_link ? "1;31"
                                             : p.low  ? "33"
                                                      : "32"}});
@@ -131,7 +131,7 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
       pairs.add_row({{printable(g.id)},
                      {printable(fmt::format("{}", fmt::join(g.hosts, ",")))},
                      {g.value ? fmt::format("{:.4g}", *g.value) : g.status},
-                     {pct(g.value ? std::optional<double>(g.score) : std::nullopt)},
+                     {pct(g.of_reference())},
                      {g.verdict(), g.low && !g.explained ? "1;31"
                                    : g.low               ? "33"
                                                          : "32"}});
@@ -202,7 +202,7 @@ std::string render_json(const FleetVerdict& v) {
                      {"devices", {p.device_a, p.device_b}},
                      {"status", p.status},
                      {"value", optional_json(p.value)},
-                     {"of_reference", p.value ? json(p.score) : json(nullptr)},
+                     {"of_reference", optional_json(p.of_reference())},
                      {"verdict", p.low ? (p.explained_by.empty() ? "bad_link" : "low") : "ok"},
                      {"explained_by", p.explained_by.empty() ? json(nullptr) : json(p.explained_by)},
                      {"file", p.file}});
@@ -224,7 +224,7 @@ std::string render_json(const FleetVerdict& v) {
                       {"ranks", g.ranks},
                       {"status", g.status},
                       {"value", optional_json(g.value)},
-                      {"of_reference", g.value ? json(g.score) : json(nullptr)},
+                      {"of_reference", optional_json(g.of_reference())},
                       {"verdict", g.low ? (g.explained ? "low" : "low_group") : "ok"},
                       {"file", g.file}});
     if (g.low && !g.explained) {

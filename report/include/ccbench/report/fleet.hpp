@@ -39,6 +39,8 @@ struct FleetPair {
 
   /// "ok", "BAD LINK" or "LOW (BAD HOST node2)", as every printer says it.
   [[nodiscard]] std::string verdict() const;
+  /// The score when the pair measured; unset when it did not.
+  [[nodiscard]] std::optional<double> of_reference() const { return value ? std::optional(score) : std::nullopt; }
 };
 
 /// One group of a --hosts-per-group sweep.
@@ -55,6 +57,8 @@ struct FleetGroup {
 
   /// "ok", "LOW GROUP" or "LOW (holds a BAD HOST)".
   [[nodiscard]] std::string verdict() const;
+  /// The score when the group measured; unset when it did not.
+  [[nodiscard]] std::optional<double> of_reference() const { return value ? std::optional(score) : std::nullopt; }
 };
 
 /// One host at one lane.
