@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <variant>
@@ -23,6 +24,7 @@
 #include "ccbench/run_plan.hpp"
 #include "ccbench/tcp_pair.hpp"
 #include "ccbench/version.hpp"
+#include "debug_hooks.hpp"
 #include "session.hpp"
 #include "topology_gather.hpp"
 
@@ -109,14 +111,27 @@ Layout discover_layout(Group& group) {
   return layout;
 }
 
-/// A test hook: CCBENCH_DEBUG_STOP=POINT:RANK stops that rank with SIGSTOP at that point, as a
-/// debugger or a wedged process would, so the tests can show what the others do about it.
-void stop_here_if_asked(std::string_view point, int rank) {
-  const char* value = std::getenv("CCBENCH_DEBUG_STOP");
-  if (value != nullptr && std::string_view(value) == fmt::format("{}:{}", point, rank)) {
-    std::raise(SIGSTOP);
+/// World rank 0's hold on the result path, let go of once by whichever thread comes first: the end of the run,
+/// or the job being ended (by this rank, or by another rank that tells this one first: HangGuard).
+class HeldClaim {
+ public:
+  void hold(std::optional<OutputClaim> claim) {
+    const std::lock_guard lock(m_mutex);
+    m_claim = std::move(claim);
   }
-}
+  [[nodiscard]] std::optional<std::string> path() const {
+    const std::lock_guard lock(m_mutex);
+    return m_claim ? std::optional<std::string>(m_claim->path().string()) : std::nullopt;
+  }
+  void let_go() {
+    const std::lock_guard lock(m_mutex);
+    m_claim.reset();
+  }
+
+ private:
+  mutable std::mutex m_mutex;
+  std::optional<OutputClaim> m_claim;
+};
 
 /// World rank 0's hold on the result file (--out, or results/<bench>-<host>-<UTC>.json, suffixed
 /// when a run of the same second has that name), taken before set-up; none for --out - (stdout).
@@ -219,22 +234,19 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   }
   SessionInputs in;
   in.config = std::get<RunConfig>(std::move(parsed));
-  std::optional<OutputClaim> claim;  // held until the run ends; the kernel lets go if it dies
+  HeldClaim claim;  // until the run ends; the kernel lets go of the flock if the process dies
   in.result_path = agreed(world, coll.bench, [&] {
     if (world.rank() != 0) {
       return in.config.out_path;
     }
-    claim = claim_result_path(coll, in.config.out_path);
-    return claim ? claim->path().string() : in.config.out_path;
+    claim.hold(claim_result_path(coll, in.config.out_path));
+    return claim.path().value_or(in.config.out_path);
   });
-  // Ending the job (MPI_Abort, _Exit) runs no destructor: the claim's lock file (and an empty results/) go first.
-  const HangGuard::EndJob end_job = [&claim, &launch](int code) {
-    claim.reset();
-    launch.end_job(code);
-  };
-  HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s, end_job);
+  // Ending the job (MPI_Abort, _Exit) runs no destructor: the claim's lock file (and an empty results/) go
+  // first, on world rank 0, whichever rank ends it.
+  HangGuard guard(world, std::string{coll.bench}, in.config.timeout_s, launch.end_job, [&claim] { claim.let_go(); });
   guard.begin("set-up: learning which ranks share a host");
-  stop_here_if_asked("setup", world.rank());
+  debug::stop_if_asked("setup", world.rank());
   const Layout layout = discover_layout(world);
   in.hosts = layout.hosts;
   in.plan = plan_run(in.config, layout.hosts);
@@ -294,8 +306,7 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job
     say_fatal(coll.bench, world, e.what());
-    end_job(exit_code_of(e));
-    return exit_code_of(e);
+    guard.end_job(exit_code_of(e));
   }
 }
 

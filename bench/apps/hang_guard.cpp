@@ -14,6 +14,7 @@
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
+#include "debug_hooks.hpp"
 
 namespace ccbench {
 namespace {
@@ -47,13 +48,24 @@ std::string to_text(const Hang& hang) {
   for (const auto& a : hang.answered) {
     answered.push_back({{"rank", a.rank}, {"activity", a.activity}, {"resumed_s_ago", a.resumed_s_ago}});
   }
-  return nlohmann::json{{"reporter", hang.reporter}, {"activity", hang.activity}, {"waited_s", hang.waited_s},
-                        {"silent", hang.silent},     {"resumed", hang.resumed},   {"answered", answered}}
+  return nlohmann::json{
+      {"kind", "hang"},        {"reporter", hang.reporter}, {"activity", hang.activity}, {"waited_s", hang.waited_s},
+      {"silent", hang.silent}, {"resumed", hang.resumed},   {"answered", answered}}
       .dump();
 }
 
-Hang hang_from_text(const std::string& text) {
+std::string ending_text(int reporter) { return nlohmann::json{{"kind", "ending"}, {"reporter", reporter}}.dump(); }
+
+std::optional<Hang> hang_from_text(const std::string& text) {
   const auto j = nlohmann::json::parse(text);
+  const auto kind = j.at("kind").get<std::string>();
+  if (kind == "ending") {
+    (void)j.at("reporter").get<int>();
+    return std::nullopt;
+  }
+  if (kind != "hang") {
+    throw std::runtime_error("a notice of kind " + kind);
+  }
   Hang h;
   h.reporter = j.at("reporter").get<int>();
   h.activity = j.at("activity").get<std::string>();
@@ -84,19 +96,29 @@ std::string HangGuard::absent(const Hang& h) const {
   return text;
 }
 
-HangGuard::HangGuard(Group& world, std::string program, double timeout_s, EndJob end_job)
+HangGuard::HangGuard(Group& world, std::string program, double timeout_s, EndJob end_job, LetGo let_go)
     : m_rank(world.rank()),
       m_program(std::move(program)),
       m_end_job(end_job ? std::move(end_job) : EndJob([](int code) { MpiContext::abort(code); })),
+      m_let_go(std::move(let_go)),
       m_roll(world.rank(), local_hostname()),
-      m_watchdog(timeout_s, [this](const std::string& a, double w) { expired(a, w); }) {
+      m_watchdog(timeout_s + debug::extra_timeout_s(world.rank()),
+                 [this](const std::string& a, double w) { expired(a, w); }) {
   begin("set-up: exchanging the roll-call key and addresses");
   m_roll.join(world);
+  // On the writer, another rank is about to end the job: record its hang, if any, then let go of the
+  // result path; the notice is answered (and that rank ends the job) only once this returns.
   m_roll.on_notice([this](const std::string& payload) {
     try {
-      record(hang_from_text(payload));
+      if (const auto hang = hang_from_text(payload)) {
+        record(*hang);
+      }
     } catch (const std::exception& e) {  // a foreign or garbled notice: say so, never crash
       fmt::print(stderr, "{}: warning: ignored a malformed hang notice: {}\n", m_program, e.what());
+      return;
+    }
+    if (m_rank == 0 && m_let_go) {
+      m_let_go();
     }
   });
   idle("set-up");
@@ -151,6 +173,9 @@ void HangGuard::abandon_backend() {
 }
 
 void HangGuard::record(const Hang& hang) {
+  if (const double delay = debug::record_delay_s(); delay > 0.0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+  }
   const std::lock_guard lock(m_mutex);
   if (m_recorder) {
     m_recorder(hang);
@@ -175,15 +200,31 @@ void HangGuard::expired(const std::string& activity, double waited_s) {
              m_roll.has_peers() ? absent(h) : std::string{"the ranks had not yet exchanged roll-call addresses"},
              elsewhere(h, m_roll));
   std::fflush(stderr);
-  // The writer records the hang before anyone's MPI_Abort can end it.
+  // The writer records the hang (and lets go of the result path) before anyone's MPI_Abort can end it.
+  bool told = false;
   if (m_rank == 0) {
     record(h);
   } else if (m_roll.has_peers()) {
-    (void)m_roll.notify(0, to_text(h), kNoticeWait_s);
+    told = m_roll.notify(0, to_text(h), kNoticeWait_s);
   }
   abandon_backend();  // as nccl-tests' -T: ncclCommAbort stops what this rank is blocked in
-  m_end_job(kExitTimeout);
-  std::_Exit(kExitTimeout);  // an end_job that returned
+  finish(kExitTimeout, told);
+}
+
+void HangGuard::end_job(int exit_code) { finish(exit_code, false); }
+
+void HangGuard::finish(int exit_code, bool writer_told) {
+  if (m_rank == 0) {
+    if (m_let_go) {
+      m_let_go();
+    }
+  } else if (!writer_told && m_roll.has_peers()) {
+    (void)m_roll.notify(0, ending_text(m_rank), kNoticeWait_s);
+  }
+  // A writer that did not answer in time (stopped, or slow to write) is ended by the launcher's SIGTERM,
+  // which removes its lock file too (OutputClaim).
+  m_end_job(exit_code);
+  std::_Exit(exit_code);  // an end_job that returned
 }
 
 }  // namespace ccbench

@@ -3,8 +3,13 @@
 // results. When nothing moves for that long, the rank calls the roll (RollCall) to learn which
 // ranks did not arrive, says so in one line, has the writer record the hang in the result file,
 // and ends the job with exit code 3.
+//
+// Whichever rank ends the job (a timeout, a fatal error), the writer (world rank 0) lets go of its hold
+// on the result path first: a rank that ends it tells the writer and waits until it has, since ending
+// the job kills the writer, which would otherwise leave its lock file beside the result.
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,25 +29,36 @@ struct Hang {
   std::vector<RollCall::Answer> answered;  // and what the others were doing
 };
 
+/// The notices a rank that ends the job sends the writer first: the hang it met, or only that it ends it.
 std::string to_text(const Hang& hang);
-Hang hang_from_text(const std::string& text);  // throws on malformed input
+std::string ending_text(int reporter);
+/// The hang of a notice; unset for an ending one. Throws on malformed input.
+std::optional<Hang> hang_from_text(const std::string& text);
 
 class HangGuard {
  public:
   using Recorder = std::function<void(const Hang&)>;
   /// Ends the whole job with an exit code (MPI_Abort under mpirun; the process alone in the standalone pair).
   using EndJob = std::function<void(int exit_code)>;
+  /// What the writer lets go of before the job is ended (its hold on the result path); called once at most
+  /// from each of two threads, so it must be safe to call twice and from any thread.
+  using LetGo = std::function<void()>;
 
   /// Collective over `world`: starts the watchdog, shares the roll-call key and exchanges the
   /// roll-call addresses (RollCall::join).
-  /// `end_job` (default: MpiContext::abort) is called once a hang is reported.
-  HangGuard(Group& world, std::string program, double timeout_s, EndJob end_job = {});
+  /// `end_job` (default: MpiContext::abort) is called once a hang is reported; `let_go` (world rank 0)
+  /// before any rank ends the job.
+  HangGuard(Group& world, std::string program, double timeout_s, EndJob end_job = {}, LetGo let_go = {});
   HangGuard(const HangGuard&) = delete;
   HangGuard& operator=(const HangGuard&) = delete;
   HangGuard(HangGuard&&) = delete;
   HangGuard& operator=(HangGuard&&) = delete;
   /// Says on stderr how many roll-call datagrams this rank ignored, when it ignored any.
   ~HangGuard();
+
+  /// Ends the whole job from this rank (a fatal error): world rank 0 lets go of the result path first; another
+  /// rank tells world rank 0 and waits (a few seconds at most) until it has. Never returns.
+  [[noreturn]] void end_job(int exit_code);
 
   /// Watches `activity` (and answers the roll call with it) until the next begin() or idle().
   void begin(std::string activity);
@@ -62,10 +78,13 @@ class HangGuard {
   void expired(const std::string& activity, double waited_s);
   void record(const Hang& hang);
   void abandon_backend();
+  /// Ends the job; `writer_told`: world rank 0 has let go already (this rank told it of its hang).
+  [[noreturn]] void finish(int exit_code, bool writer_told);
 
   int m_rank;
   std::string m_program;
   EndJob m_end_job;
+  LetGo m_let_go;
   RollCall m_roll;
   std::mutex m_mutex;  // m_recorder, m_abandon
   Recorder m_recorder;

@@ -16,6 +16,7 @@
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology_json.hpp"
 #include "ccbench/version.hpp"
+#include "debug_hooks.hpp"
 
 namespace ccbench {
 
@@ -308,7 +309,7 @@ void Session::record(CaseResult& result) {
 // On world rank 0, from the hang guard's thread, while the main thread may be blocked anywhere.
 void Session::record_hang(const Hang& hang) {
   const std::lock_guard lock(m_doc_mutex);
-  if (!m_position) {
+  if (!m_position || m_closed) {
     return;  // still setting up: no case to mark
   }
   const auto in_op = [&](const GroupPlan& g, int rank) {
@@ -338,6 +339,7 @@ void Session::record_hang(const Hang& hang) {
   for (const auto& sink : m_sinks) {
     sink->hang(m_doc);
   }
+  m_closed = true;  // the job ends now: the writer lets go of the result path next (HangGuard)
 }
 
 // World rank 0 prints and writes; it learns the backend's name, versions and clock from the
@@ -361,7 +363,11 @@ bool Session::sweep() {
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
   }
   bool failed = false;
+  std::size_t sizes_done = 0;
   for (const std::uint64_t size : m_in.plan.sizes) {
+    if (sizes_done++ == 2) {
+      debug::fail_if_asked("sweep", m_world.rank());  // after two sizes are in the file
+    }
     std::vector<CaseResult> cells;
     for (const bool in_place : m_in.plan.placements) {
       {
@@ -464,6 +470,9 @@ int Session::run() {
   if (is_writer()) {
     const std::lock_guard lock(m_doc_mutex);
     m_position.reset();
+    if (m_closed) {
+      return kExitTimeout;  // a hang was recorded while this rank went on: the job is being ended
+    }
     m_doc.run.ended_utc = utc_now_iso8601();
     for (const auto& sink : m_sinks) {
       sink->end(m_doc);

@@ -97,6 +97,9 @@ class Session {
   void emit(const Event& event) {
     {
       const std::lock_guard lock(m_doc_mutex);
+      if (m_closed) {
+        return;  // a hang is recorded: nothing is written after it
+      }
       for (const auto& sink : m_sinks) {
         if (sink->reads_document()) {
           event(*sink);
@@ -128,6 +131,7 @@ class Session {
     std::vector<std::string> timed_out;  // groups already recorded as timed out here
   };
   std::optional<Position> m_position;  // the case every group is measuring
+  bool m_closed = false;               // a hang was recorded: the document is final
   BackendFacts m_facts;
   std::vector<std::unique_ptr<ResultSink>> m_sinks;  // world rank 0: the JSON file, the table
   std::map<std::string, topo::Peak> m_peaks;         // by group id

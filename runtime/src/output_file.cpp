@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -21,6 +24,74 @@ namespace {
 
 constexpr int kMaxDefaultNames = 1000;  // <stem>.json, <stem>-2.json, ... <stem>-1000.json
 constexpr int kLockAttempts = 100;      // a lock file replaced under us this often is not a race
+
+// Paths removed when the process is ended by SIGTERM, SIGINT or SIGHUP: what mpirun (SIGTERM, then SIGKILL a
+// second later) and srun (SIGTERM, then SIGKILL after KillWait) send to every rank when they end a job that
+// another rank ended or left. They are a held claim's lock file and a named temporary file between its link
+// and its rename. Fixed slots, since a signal handler may only call async-signal-safe functions.
+constexpr std::size_t kCleanupSlots = 8;
+constexpr std::size_t kCleanupPathMax = 4096;
+enum SlotState : int { kFree = 0, kFilling = 1, kArmed = 2 };
+struct CleanupSlot {
+  std::atomic<int> state{kFree};
+  std::array<char, kCleanupPathMax> path{};
+};
+std::array<CleanupSlot, kCleanupSlots> g_cleanup;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+std::once_flag g_handlers_installed;               // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+constexpr std::array kEndingSignals{SIGTERM, SIGINT, SIGHUP};
+
+extern "C" void remove_then_end(int sig) {
+  for (auto& slot : g_cleanup) {
+    if (slot.state.load() == kArmed) {
+      ::unlink(slot.path.data());
+    }
+  }
+  ::signal(sig, SIG_DFL);  // then ends as it would have without the handler
+  ::raise(sig);
+}
+
+/// Only where the signal's action is still the default: a program's own handler, or SIG_IGN, is kept.
+void install_ending_handlers() {
+  for (const int sig : kEndingSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) {
+      continue;
+    }
+    struct sigaction action {};
+    action.sa_handler = remove_then_end;
+    sigemptyset(&action.sa_mask);
+    for (const int other : kEndingSignals) {
+      sigaddset(&action.sa_mask, other);
+    }
+    ::sigaction(sig, &action, nullptr);
+  }
+}
+
+/// Arms removal of `path` on an ending signal; returns the slot (-1 when none is free or the path is too long:
+/// then the file is left as before, for the next run that holds the path to remove).
+int remove_if_ended(const std::filesystem::path& path) {
+  std::call_once(g_handlers_installed, install_ending_handlers);
+  std::error_code ec;
+  const std::string text = std::filesystem::absolute(path, ec).string();  // the handler does not know the cwd
+  if (ec || text.size() >= kCleanupPathMax) {
+    return -1;
+  }
+  for (std::size_t i = 0; i < g_cleanup.size(); ++i) {
+    int expected = kFree;
+    if (g_cleanup[i].state.compare_exchange_strong(expected, kFilling)) {
+      std::memcpy(g_cleanup[i].path.data(), text.c_str(), text.size() + 1);
+      g_cleanup[i].state.store(kArmed);
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void disarm(int slot) {
+  if (slot >= 0) {
+    g_cleanup[static_cast<std::size_t>(slot)].state.store(kFree);
+  }
+}
 
 std::filesystem::path folder_of(const std::filesystem::path& path) {
   const auto parent = path.parent_path();
@@ -86,7 +157,7 @@ std::string holder_of(int fd) {
 
 /// Opens and flocks "<path>.lock". Returns the held descriptor, or -1 when a live run holds it
 /// (`holder` then says which). Retries when the lock file was removed or replaced as we took it.
-int try_lock(const std::filesystem::path& path, std::string_view flag, std::string& holder) {
+int hold_lock_file(const std::filesystem::path& path, std::string_view flag, std::string& holder) {
   const auto lock = lock_path_of(path);
   for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
     const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
@@ -176,7 +247,7 @@ void check_output_path(const std::filesystem::path& path, std::string_view flag)
 OutputClaim OutputClaim::explicit_path(const std::filesystem::path& path, std::string_view flag) {
   check_output_path(path, flag);
   std::string holder;
-  const int fd = try_lock(path, flag, holder);
+  const int fd = hold_lock_file(path, flag, holder);
   if (fd < 0) {
     throw UsageError(
         fmt::format("{} {}: another run ({}) is writing it now; give another path", flag, path.string(), holder));
@@ -191,7 +262,7 @@ OutputClaim OutputClaim::default_path(const std::string& stem) {
     const std::filesystem::path path = n == 1 ? stem + ".json" : fmt::format("{}-{}.json", stem, n);
     check_output_path(path, "the result path");
     std::string holder;
-    const int fd = try_lock(path, "the result path", holder);
+    const int fd = hold_lock_file(path, "the result path", holder);
     if (fd < 0) {
       continue;  // a run started in the same second holds this name
     }
@@ -205,9 +276,13 @@ OutputClaim OutputClaim::default_path(const std::string& stem) {
   throw UsageError(fmt::format("{}.json and {} more names like it are taken: give --out", stem, kMaxDefaultNames - 1));
 }
 
+OutputClaim::OutputClaim(std::filesystem::path path, int lock_fd)
+    : m_path(std::move(path)), m_lock_fd(lock_fd), m_cleanup_slot(remove_if_ended(lock_path_of(m_path))) {}
+
 OutputClaim::OutputClaim(OutputClaim&& other) noexcept
     : m_path(std::move(other.m_path)),
       m_lock_fd(std::exchange(other.m_lock_fd, -1)),
+      m_cleanup_slot(std::exchange(other.m_cleanup_slot, -1)),
       m_made_folder(std::exchange(other.m_made_folder, {})) {}
 
 OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
@@ -215,6 +290,7 @@ OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
     release();
     m_path = std::move(other.m_path);
     m_lock_fd = std::exchange(other.m_lock_fd, -1);
+    m_cleanup_slot = std::exchange(other.m_cleanup_slot, -1);
     m_made_folder = std::exchange(other.m_made_folder, {});
   }
   return *this;
@@ -223,6 +299,8 @@ OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
 OutputClaim::~OutputClaim() { release(); }
 
 void OutputClaim::release() noexcept {
+  // Disarmed first: once the lock file is gone, another run may make a new one at the same path.
+  disarm(std::exchange(m_cleanup_slot, -1));
   if (m_lock_fd >= 0) {
     ::unlink(lock_path_of(m_path).c_str());  // still held: whoever opened it since retries on the new one
     ::close(m_lock_fd);
@@ -239,16 +317,21 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   const std::filesystem::path named = path.string() + fmt::format(".tmp.{}", ::getpid());
   int fd = ::open(folder_of(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
   const bool anonymous = fd >= 0;
+  int cleanup = -1;  // the named file, from its creation to its rename
   if (!anonymous && no_tmpfile_support(errno)) {
+    cleanup = remove_if_ended(named);
     fd = ::open(named.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   }
   if (fd < 0) {
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    const int err = errno;
+    disarm(cleanup);
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
   }
   try {
     write_all(fd, text, path);
     if (anonymous) {  // give the finished file a name beside the result, then rename it over the result
       ::unlink(named.c_str());
+      cleanup = remove_if_ended(named);
       const std::string self = fmt::format("/proc/self/fd/{}", fd);
       if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, named.c_str(), AT_SYMLINK_FOLLOW) != 0) {
         throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
@@ -257,11 +340,13 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
     if (::close(std::exchange(fd, -1)) != 0 || ::rename(named.c_str(), path.c_str()) != 0) {
       throw std::runtime_error(fmt::format("cannot replace {}: {}", path.string(), std::strerror(errno)));
     }
+    disarm(cleanup);  // the name is now the result's
   } catch (...) {
     if (fd >= 0) {
       ::close(fd);
     }
     ::unlink(named.c_str());
+    disarm(cleanup);
     throw;
   }
 }

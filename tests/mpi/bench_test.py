@@ -5,6 +5,7 @@
   bench_test.py ... bad-input --case min_gt_max
   bench_test.py ... sigkill --victim job|writer
   bench_test.py ... sigstop --at setup|sweep
+  bench_test.py ... job-end --order writer-first|other-first|writer-slow|fatal-other|fatal-writer|killed-other
   bench_test.py ... stdout-json
   bench_test.py ... bind                (--bind auto / none: what each rank got, read back, in the JSON)
   bench_test.py ... gpu-nccl            (exit 77 = skipped when no GPU is visible)
@@ -24,6 +25,7 @@ import tempfile
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tools"))
 import validate_result  # noqa: E402
+from bench_test_job_end import ORDERS, job_end  # noqa: E402
 from bench_test_signals import sigkill, sigstop  # noqa: E402
 
 SKIP = 77
@@ -340,6 +342,8 @@ def main():
     k.add_argument("--victim", choices=["job", "writer"], required=True)
     st = sub.add_parser("sigstop")
     st.add_argument("--at", choices=["setup", "sweep"], required=True)
+    je = sub.add_parser("job-end")
+    je.add_argument("--order", choices=sorted(ORDERS), required=True)
     sub.add_parser("stdout-json")
     sp = sub.add_parser("split")
     sp.add_argument("--split", required=True, choices=sorted(SPLITS))
@@ -350,7 +354,7 @@ def main():
     sub.add_parser("rdma-no-device")
     args = parser.parse_args()
     env = Env(args)
-    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "stdout-json": stdout_json, "split": split,
+    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "job-end": job_end, "stdout-json": stdout_json, "split": split,
                "gpu-nccl": gpu_nccl, "cuda-cannot-start": cuda_cannot_start, "bind": bind, "rdma-no-device": rdma_no_device}[args.what]
     return handler(env, args) or 0
 

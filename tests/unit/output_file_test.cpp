@@ -1,9 +1,14 @@
 #include "ccbench/output_file.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -91,6 +96,48 @@ TEST_F(OutputFile, AClaimRemovesADeadWritersTemporaryFiles) {
   const OutputClaim claim = OutputClaim::explicit_path(dir() / "r.json", "--out");
   EXPECT_FALSE(fs::exists(dir() / "r.json.tmp.999999"));
   EXPECT_TRUE(fs::exists(dir() / "other.json.tmp.999999"));
+}
+
+/// A child process that holds a claim on `path` until `signal` ends it; returns how it ended (waitpid status).
+int status_of_a_claim_ended_by(const fs::path& path, int signal) {
+  std::array<int, 2> ready{};
+  if (::pipe(ready.data()) != 0) {
+    return -1;
+  }
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const OutputClaim claim = OutputClaim::explicit_path(path, "--out");
+    const char byte = 1;
+    (void)::write(ready[1], &byte, 1);
+    for (;;) {
+      ::pause();
+    }
+  }
+  char byte = 0;
+  (void)::read(ready[0], &byte, 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ::kill(child, signal);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return status;
+}
+
+// mpirun and srun end a job's ranks with SIGTERM before SIGKILL: the lock file goes with the process, which
+// still ends by the signal (its exit status unchanged). SIGKILL leaves it, for the next run to take over.
+TEST_F(OutputFile, AnEndingSignalRemovesTheLockFileAndStillEndsTheProcess) {
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
+    const auto path = dir() / fmt::format("r{}.json", signal);
+    const int status = status_of_a_claim_ended_by(path, signal);
+    ASSERT_TRUE(WIFSIGNALED(status)) << signal;
+    EXPECT_EQ(WTERMSIG(status), signal);
+    EXPECT_FALSE(fs::exists(path.string() + ".lock")) << strsignal(signal);
+  }
+  const auto killed = dir() / "killed.json";
+  const int status = status_of_a_claim_ended_by(killed, SIGKILL);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(fs::exists(killed.string() + ".lock"));
+  EXPECT_NO_THROW((void)OutputClaim::explicit_path(killed, "--out"));  // a dead run's lock is taken over
 }
 
 }  // namespace

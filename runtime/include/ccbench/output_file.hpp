@@ -23,7 +23,10 @@ void check_output_path(const std::filesystem::path& path, std::string_view flag)
 /// A result path held for one run: an advisory flock on "<path>.lock" beside it, which the kernel
 /// releases when the process ends, so a killed run never blocks the next. While held, temporary
 /// files that a killed writer of the same path left ("<path>.tmp.*") are removed. The lock file is
-/// removed when the claim ends normally; a stale one (a killed run) is taken over.
+/// removed when the claim ends, and when the process is ended by SIGTERM, SIGINT or SIGHUP (as mpirun
+/// and srun end every rank of a job; a program's own handler for them is kept); only SIGKILL leaves
+/// it, and the next run takes a stale one over. write_file_atomically's named temporary file is
+/// removed on those signals too.
 class OutputClaim {
  public:
   /// An explicit path (--out): refused (UsageError) when it is not a writable regular file path
@@ -45,11 +48,12 @@ class OutputClaim {
   void remove_if_left_empty(std::filesystem::path folder) { m_made_folder = std::move(folder); }
 
  private:
-  OutputClaim(std::filesystem::path path, int lock_fd) : m_path(std::move(path)), m_lock_fd(lock_fd) {}
+  OutputClaim(std::filesystem::path path, int lock_fd);
   void release() noexcept;
 
   std::filesystem::path m_path;
   int m_lock_fd = -1;
+  int m_cleanup_slot = -1;  // the lock file's removal on an ending signal
   std::filesystem::path m_made_folder;
 };
 
