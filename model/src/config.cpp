@@ -238,8 +238,10 @@ std::vector<std::string> validate(const RunConfig& c) {
     errors.emplace_back("--all-pairs and --nccl-variants: run the ring variant as a sweep of its own");
   }
   if (c.hosts_per_group != 0) {
-    if (is_rdma(c.collective)) {
-      errors.emplace_back("--hosts-per-group is for the collective benches; ib_write_* measure pairs (--all-pairs)");
+    if (info(c.collective).pairwise) {
+      errors.push_back(fmt::format(
+          "--hosts-per-group is for the collective benches; {} measures between the ranks of pairs: --all-pairs",
+          info(c.collective).bench));
     } else if (c.hosts_per_group < 2) {
       errors.push_back(fmt::format("--hosts-per-group {} must be 2 or more (one host per group is --split node)",
                                    c.hosts_per_group));

@@ -50,6 +50,12 @@ void check_layout(const RunConfig& config, int ranks, RunPlan& plan) {
         fmt::format("{} measures between 2 ranks: start it with mpirun -np 2 (or more, in pairs)", coll.bench));
     return;  // the groups of one rank say nothing about --root
   }
+  const bool no_group = std::any_of(plan.rounds.begin(), plan.rounds.end(), [](const auto& r) { return r.empty(); });
+  if (plan.rounds.empty() || no_group) {  // every rank would idle: nothing to measure, no one to report it
+    plan.errors.push_back(fmt::format("{} over {} rank{}: no pair to measure; start it with mpirun -np 2 or more",
+                                      grouping_flag(config), ranks, ranks == 1 ? "" : "s"));
+    return;
+  }
   std::size_t smallest = 0;
   bool any = false;
   for (const auto& round : plan.rounds) {
@@ -199,6 +205,12 @@ RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts) {
   if (plan.all_pairs) {
     plan.rounds = all_pairs_groups(hosts, plan.errors);
   } else if (config.hosts_per_group > 0 && !is_rdma(config.collective)) {
+    if (static_cast<std::size_t>(config.hosts_per_group) >= hosts.size()) {
+      plan.errors.push_back(fmt::format(
+          "--hosts-per-group {} over {} host{}: one group would hold every host (the world); give fewer hosts per "
+          "group than the job has",
+          config.hosts_per_group, hosts.size(), hosts.size() == 1 ? "" : "s"));
+    }
     plan.rounds = host_groups(hosts, config.hosts_per_group);
   }
   if (plan.rounds.empty()) {  // a split; or --all-pairs of one rank: a single group of one, skipped as any split's is

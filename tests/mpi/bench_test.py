@@ -42,6 +42,16 @@ BAD_INPUT = {
     "nccl_variants_without_gpu": (["--nccl-variants"], "--nccl-variants forces NCCL's ring algorithm: it needs the "
                                   "NCCL backend, and --backend auto chose mpi"),
     "nccl_variants_on_mpi": (["--nccl-variants", "--backend", "mpi"], "it needs --backend nccl, not mpi"),
+    # (flags, message, bench, ranks): 0 ranks runs the bench without mpirun (an MPI singleton)
+    "all_pairs_one_rank": (["--all-pairs"], "--all-pairs over 1 rank: no pair to measure; start it with mpirun -np 2",
+                           "sendrecv_bench", 1),
+    "all_pairs_no_mpirun": (["--all-pairs"], "--all-pairs over 1 rank: no pair to measure", "allreduce_bench", 0),
+    "split_pairs_one_rank": (["--split", "pairs"], "--split pairs over 1 rank: no pair to measure", "allreduce_bench",
+                             1),
+    "hosts_per_group_sendrecv": (["--hosts-per-group", "2"], "--hosts-per-group is for the collective benches; "
+                                 "sendrecv_bench measures between the ranks of pairs: --all-pairs", "sendrecv_bench"),
+    "hosts_per_group_one_host": (["--hosts-per-group", "1000000"], "--hosts-per-group 1000000 over 1 host: one group "
+                                 "would hold every host (the world)"),
 }
 
 
@@ -124,13 +134,19 @@ def cuda_cannot_start(env, args):
 
 
 def bad_input(env, args):
-    flags, message, *bench = BAD_INPUT[args.case]
+    flags, message, *rest = BAD_INPUT[args.case]
     if args.case.endswith("_without_gpu") and gpu_visible():
         print("SKIPPED: a GPU is visible, so this input is not bad here")
         return SKIP
-    bench = bench[0] if bench else "allreduce_bench"
+    bench = rest[0] if rest else "allreduce_bench"
+    ranks = rest[1] if len(rest) > 1 else 2
     with tempfile.TemporaryDirectory() as tmp:
-        p = env.run(bench, 2, flags, tmp, timeout=60)
+        if ranks == 0:
+            cmd = [str(env.bin_dir / bench), *flags]
+            print("$", " ".join(cmd), flush=True)
+            p = subprocess.run(cmd, cwd=tmp, env=env.env, capture_output=True, text=True, timeout=60)
+        else:
+            p = env.run(bench, ranks, flags, tmp, timeout=60)
         print(p.stdout, p.stderr, sep="\n")
         ours = [line for line in p.stderr.splitlines() if line.startswith(bench + ":")]
         assert p.returncode == 2, f"exit code {p.returncode}, expected 2"

@@ -250,6 +250,36 @@ TEST(RunPlan, RdmaOnOneRankIsRefused) {
             "ib_write_bw_bench measures between 2 ranks: start it with mpirun -np 2 (or more, in pairs)");
 }
 
+// One rank with --all-pairs or --split pairs made no group at all, and every rank idled (a segfault, issue 22).
+TEST(RunPlan, PairsOfOneRankAreRefused) {
+  for (const Collective coll : {Collective::SendRecv, Collective::AllReduce}) {
+    EXPECT_EQ(joined_errors(plan_run(all_pairs_config(coll), one_rank_per_host(1))),
+              "--all-pairs over 1 rank: no pair to measure; start it with mpirun -np 2 or more");
+  }
+  RunConfig c;
+  c.split = Split::Pairs;
+  EXPECT_EQ(joined_errors(plan_run(c, one_rank_per_host(1))),
+            "--split pairs over 1 rank: no pair to measure; start it with mpirun -np 2 or more");
+  EXPECT_TRUE(plan_run(c, one_rank_per_host(2)).errors.empty());
+  c.split = Split::World;  // a one-rank world is a run (NCCL's one-GPU plumbing)
+  EXPECT_TRUE(plan_run(c, one_rank_per_host(1)).errors.empty());
+}
+
+TEST(RunPlan, HostsPerGroupNeedsFewerHostsPerGroupThanTheJobHas) {
+  RunConfig c;
+  c.hosts_per_group = 1000000;
+  EXPECT_EQ(joined_errors(plan_run(c, one_rank_per_host(1))),
+            "--hosts-per-group 1000000 over 1 host: one group would hold every host (the world); give fewer hosts "
+            "per group than the job has");
+  c.hosts_per_group = 4;
+  EXPECT_FALSE(plan_run(c, one_rank_per_host(4)).errors.empty());
+  EXPECT_TRUE(plan_run(c, one_rank_per_host(5)).errors.empty());
+  c.collective = Collective::SendRecv;
+  EXPECT_EQ(validate(c).at(0),
+            "--hosts-per-group is for the collective benches; sendrecv_bench measures between the ranks of pairs: "
+            "--all-pairs");
+}
+
 TEST(RunPlan, RootOutsideTheSmallestGroupIsRefused) {
   RunConfig c;
   c.collective = Collective::Broadcast;

@@ -54,6 +54,7 @@ struct CollectiveInfo {
   bool has_reduce_op;
   bool has_root;
   bool fastest_sample_rate;  // reports S over the fastest sample as well (perftest's "BW peak")
+  bool pairwise;             // measures between the ranks of pairs (send/recv, RDMA writes): not in groups of hosts
 };
 
 std::span<const CollectiveInfo> all_collectives();
