@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -129,7 +130,53 @@ std::string pointer_append(const std::string& pointer, const std::string& token)
   return out;
 }
 
-JsonSchema::JsonSchema(nlohmann::json schema) : m_root(std::move(schema)) { check_keywords(m_root, ""); }
+namespace {
+
+/// Appends one reference token to a JSON pointer in place (escaping ~ and /).
+void append_token(std::string& pointer, std::string_view token) {
+  pointer += '/';
+  if (token.find_first_of("~/") == std::string_view::npos) {
+    pointer.append(token);
+    return;
+  }
+  for (const char c : token) {
+    if (c == '~') {
+      pointer += "~0";
+    } else if (c == '/') {
+      pointer += "~1";
+    } else {
+      pointer += c;
+    }
+  }
+}
+
+/// Takes the token appended after `length` off again when it goes out of scope.
+class PointerMark {
+ public:
+  PointerMark(std::string& pointer, std::string_view token) : m_pointer(pointer), m_length(pointer.size()) {
+    append_token(pointer, token);
+  }
+  PointerMark(const PointerMark&) = delete;
+  PointerMark& operator=(const PointerMark&) = delete;
+  PointerMark(PointerMark&&) = delete;
+  PointerMark& operator=(PointerMark&&) = delete;
+  ~PointerMark() { m_pointer.resize(m_length); }
+
+ private:
+  std::string& m_pointer;
+  std::size_t m_length;
+};
+
+const nlohmann::json* keyword(const nlohmann::json& schema, const char* name) {
+  const auto it = schema.find(name);
+  return it == schema.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+JsonSchema::JsonSchema(nlohmann::json schema) : m_root(std::make_shared<const nlohmann::json>(std::move(schema))) {
+  check_keywords(*m_root, "");
+}
 
 void JsonSchema::check_keywords(const nlohmann::json& schema, const std::string& where) {
   if (schema.is_boolean()) {
@@ -160,6 +207,42 @@ void JsonSchema::check_keywords(const nlohmann::json& schema, const std::string&
       m_patterns.emplace(sub.get<std::string>(), std::regex(sub.get<std::string>(), std::regex::ECMAScript));
     }
   }
+  index_node(schema);
+}
+
+void JsonSchema::index_node(const nlohmann::json& schema) {
+  Node n;
+  if (const auto* ref = keyword(schema, "$ref")) {
+    n.ref = &resolve(ref->get<std::string>());
+  }
+  if (const auto* type = keyword(schema, "type")) {
+    n.types =
+        type->is_string() ? std::vector<std::string>{type->get<std::string>()} : type->get<std::vector<std::string>>();
+  }
+  n.constant = keyword(schema, "const");
+  n.enumeration = keyword(schema, "enum");
+  n.minimum = keyword(schema, "minimum");
+  n.maximum = keyword(schema, "maximum");
+  n.exclusive_minimum = keyword(schema, "exclusiveMinimum");
+  n.min_length = keyword(schema, "minLength");
+  n.max_length = keyword(schema, "maxLength");
+  if (const auto* pattern = keyword(schema, "pattern")) {
+    n.pattern_text = &pattern->get_ref<const std::string&>();
+    n.pattern = &m_patterns.at(*n.pattern_text);
+  }
+  n.required = keyword(schema, "required");
+  n.properties = keyword(schema, "properties");
+  n.additional = keyword(schema, "additionalProperties");
+  n.items = keyword(schema, "items");
+  n.min_items = keyword(schema, "minItems");
+  n.max_items = keyword(schema, "maxItems");
+  n.all_of = keyword(schema, "allOf");
+  n.one_of = keyword(schema, "oneOf");
+  n.any_of = keyword(schema, "anyOf");
+  n.if_schema = keyword(schema, "if");
+  n.then_schema = keyword(schema, "then");
+  n.else_schema = keyword(schema, "else");
+  m_nodes[&schema] = std::move(n);
 }
 
 const nlohmann::json& JsonSchema::resolve(const std::string& ref) const {
@@ -167,138 +250,133 @@ const nlohmann::json& JsonSchema::resolve(const std::string& ref) const {
     throw std::invalid_argument("schema: only local $refs (#/...) are supported, not " + ref);
   }
   const nlohmann::json::json_pointer ptr(ref.substr(1));
-  if (!m_root.contains(ptr)) {
+  if (!m_root->contains(ptr)) {
     throw std::invalid_argument("schema: $ref " + ref + " does not resolve");
   }
-  return m_root.at(ptr);
+  return m_root->at(ptr);
 }
 
 std::optional<SchemaProblem> JsonSchema::first_problem(const nlohmann::json& instance) const {
-  return validate(m_root, instance, "", 0);
+  std::string pointer;
+  return validate(*m_root, instance, pointer, 0);
+}
+
+std::optional<SchemaProblem> JsonSchema::first_problem_in(const nlohmann::json& instance, const std::string& ref,
+                                                          const std::string& pointer) const {
+  std::string buffer = pointer;
+  return validate(resolve(ref), instance, buffer, 0);
 }
 
 std::optional<SchemaProblem> JsonSchema::validate(const nlohmann::json& schema, const nlohmann::json& value,
-                                                  const std::string& pointer, int depth) const {
+                                                  std::string& pointer, int depth) const {
   if (depth > kMaxDepth) {
     return problem(pointer, "nested too deeply");
   }
   if (schema.is_boolean()) {
     return schema.get<bool>() ? std::nullopt : std::optional(problem(pointer, "no value is allowed here"));
   }
-  if (schema.contains("$ref")) {
-    if (auto p = validate(resolve(schema["$ref"].get<std::string>()), value, pointer, depth + 1)) {
+  const Node& node = m_nodes.at(&schema);
+  if (node.ref != nullptr) {
+    if (auto p = validate(*node.ref, value, pointer, depth + 1)) {
       return p;
     }
   }
-  if (auto p = validate_type(schema, value, pointer)) {
+  if (auto p = validate_type(node, value, pointer)) {
     return p;
   }
-  if (auto p = validate_value(schema, value, pointer)) {
+  if (auto p = validate_value(node, value, pointer)) {
     return p;
   }
   if (value.is_object()) {
-    if (auto p = validate_object(schema, value, pointer, depth)) {
+    if (auto p = validate_object(node, value, pointer, depth)) {
       return p;
     }
   }
   if (value.is_array()) {
-    if (auto p = validate_array(schema, value, pointer, depth)) {
+    if (auto p = validate_array(node, value, pointer, depth)) {
       return p;
     }
   }
-  return validate_combinators(schema, value, pointer, depth);
+  return validate_combinators(node, value, pointer, depth);
 }
 
-std::optional<SchemaProblem> JsonSchema::validate_type(const nlohmann::json& schema, const nlohmann::json& value,
+std::optional<SchemaProblem> JsonSchema::validate_type(const Node& node, const nlohmann::json& value,
                                                        const std::string& pointer) {
-  if (!schema.contains("type")) {
+  if (node.types.empty()) {
     return std::nullopt;
   }
-  const auto& type = schema["type"];
-  std::vector<std::string> names;
-  if (type.is_string()) {
-    names.push_back(type.get<std::string>());
-  } else {
-    names = type.get<std::vector<std::string>>();
-  }
-  for (const auto& n : names) {
+  for (const auto& n : node.types) {
     if (has_type(value, n)) {
       return std::nullopt;
     }
   }
-  return problem(pointer, fmt::format("expected {}, got {}", fmt::join(names, " or "),
+  return problem(pointer, fmt::format("expected {}, got {}", fmt::join(node.types, " or "),
                                       value.is_number() ? "number " + value.dump() : json_type_name(value)));
 }
 
-std::optional<SchemaProblem> JsonSchema::validate_value(const nlohmann::json& schema, const nlohmann::json& value,
-                                                        const std::string& pointer) const {
-  if (schema.contains("const") && value != schema["const"]) {
-    return problem(pointer, fmt::format("expected {}, got {}", short_value(schema["const"]), short_value(value)));
+std::optional<SchemaProblem> JsonSchema::validate_value(const Node& node, const nlohmann::json& value,
+                                                        const std::string& pointer) {
+  if (node.constant != nullptr && value != *node.constant) {
+    return problem(pointer, fmt::format("expected {}, got {}", short_value(*node.constant), short_value(value)));
   }
-  if (schema.contains("enum")) {
-    bool found = false;
+  if (node.enumeration != nullptr &&
+      std::none_of(node.enumeration->begin(), node.enumeration->end(), [&](const auto& e) { return e == value; })) {
     std::vector<std::string> allowed;
-    for (const auto& e : schema["enum"]) {
-      found = found || e == value;
+    for (const auto& e : *node.enumeration) {
       allowed.push_back(e.dump());
     }
-    if (!found) {
-      return problem(pointer, fmt::format("expected one of {}, got {}", fmt::join(allowed, ", "), short_value(value)));
-    }
+    return problem(pointer, fmt::format("expected one of {}, got {}", fmt::join(allowed, ", "), short_value(value)));
   }
   if (value.is_number()) {
     const double v = value.get<double>();
-    if (schema.contains("minimum") && v < schema["minimum"].get<double>()) {
-      return problem(pointer, fmt::format("expected a number >= {}, got {}", schema["minimum"].dump(), value.dump()));
+    if (node.minimum != nullptr && v < node.minimum->get<double>()) {
+      return problem(pointer, fmt::format("expected a number >= {}, got {}", node.minimum->dump(), value.dump()));
     }
-    if (schema.contains("maximum") && v > schema["maximum"].get<double>()) {
-      return problem(pointer, fmt::format("expected a number <= {}, got {}", schema["maximum"].dump(), value.dump()));
+    if (node.maximum != nullptr && v > node.maximum->get<double>()) {
+      return problem(pointer, fmt::format("expected a number <= {}, got {}", node.maximum->dump(), value.dump()));
     }
-    if (schema.contains("exclusiveMinimum") && !(v > schema["exclusiveMinimum"].get<double>())) {
+    if (node.exclusive_minimum != nullptr && !(v > node.exclusive_minimum->get<double>())) {
       return problem(pointer,
-                     fmt::format("expected a number > {}, got {}", schema["exclusiveMinimum"].dump(), value.dump()));
+                     fmt::format("expected a number > {}, got {}", node.exclusive_minimum->dump(), value.dump()));
     }
   }
   if (value.is_string()) {
     const auto& text = value.get_ref<const std::string&>();
-    if (schema.contains("minLength") && code_points(text) < schema["minLength"].get<std::size_t>()) {
-      return problem(pointer, fmt::format("expected a string of at least {} characters", schema["minLength"].dump()));
+    if (node.min_length != nullptr && code_points(text) < node.min_length->get<std::size_t>()) {
+      return problem(pointer, fmt::format("expected a string of at least {} characters", node.min_length->dump()));
     }
-    if (schema.contains("maxLength") && code_points(text) > schema["maxLength"].get<std::size_t>()) {
-      return problem(pointer, fmt::format("expected a string of at most {} characters", schema["maxLength"].dump()));
+    if (node.max_length != nullptr && code_points(text) > node.max_length->get<std::size_t>()) {
+      return problem(pointer, fmt::format("expected a string of at most {} characters", node.max_length->dump()));
     }
-    if (schema.contains("pattern")) {
-      const auto& pattern = schema["pattern"].get_ref<const std::string&>();
-      if (text.size() > kMaxPatternInput || !std::regex_search(text, m_patterns.at(pattern))) {
-        return problem(pointer, fmt::format("expected a string matching {}, got {}", pattern, short_value(value)));
-      }
+    if (node.pattern != nullptr && (text.size() > kMaxPatternInput || !std::regex_search(text, *node.pattern))) {
+      return problem(pointer,
+                     fmt::format("expected a string matching {}, got {}", *node.pattern_text, short_value(value)));
     }
   }
   return std::nullopt;
 }
 
-std::optional<SchemaProblem> JsonSchema::validate_object(const nlohmann::json& schema, const nlohmann::json& value,
-                                                         const std::string& pointer, int depth) const {
-  if (schema.contains("required")) {
-    for (const auto& key : schema["required"]) {
-      if (!value.contains(key.get<std::string>())) {
+std::optional<SchemaProblem> JsonSchema::validate_object(const Node& node, const nlohmann::json& value,
+                                                         std::string& pointer, int depth) const {
+  if (node.required != nullptr) {
+    for (const auto& key : *node.required) {
+      if (!value.contains(key.get_ref<const std::string&>())) {
         return problem(pointer, fmt::format("missing required key \"{}\"", key.get<std::string>()));
       }
     }
   }
-  const auto* properties = schema.contains("properties") ? &schema["properties"] : nullptr;
   for (const auto& [key, child] : value.items()) {
-    const auto at = pointer_append(pointer, key);
-    if (properties != nullptr && properties->contains(key)) {
-      if (auto p = validate((*properties)[key], child, at, depth + 1)) {
+    const PointerMark mark(pointer, key);
+    const auto property = node.properties != nullptr ? node.properties->find(key) : nlohmann::json::const_iterator{};
+    if (node.properties != nullptr && property != node.properties->end()) {
+      if (auto p = validate(*property, child, pointer, depth + 1)) {
         return p;
       }
-    } else if (schema.contains("additionalProperties")) {
-      const auto& extra = schema["additionalProperties"];
-      if (extra.is_boolean() && !extra.get<bool>()) {
-        return problem(at, "unknown key (not in the schema)");
+    } else if (node.additional != nullptr) {
+      if (node.additional->is_boolean() && !node.additional->get<bool>()) {
+        return problem(pointer, "unknown key (not in the schema)");
       }
-      if (auto p = validate(extra, child, at, depth + 1)) {
+      if (auto p = validate(*node.additional, child, pointer, depth + 1)) {
         return p;
       }
     }
@@ -306,19 +384,18 @@ std::optional<SchemaProblem> JsonSchema::validate_object(const nlohmann::json& s
   return std::nullopt;
 }
 
-std::optional<SchemaProblem> JsonSchema::validate_array(const nlohmann::json& schema, const nlohmann::json& value,
-                                                        const std::string& pointer, int depth) const {
-  if (schema.contains("minItems") && value.size() < schema["minItems"].get<std::size_t>()) {
-    return problem(pointer,
-                   fmt::format("expected at least {} item(s), got {}", schema["minItems"].dump(), value.size()));
+std::optional<SchemaProblem> JsonSchema::validate_array(const Node& node, const nlohmann::json& value,
+                                                        std::string& pointer, int depth) const {
+  if (node.min_items != nullptr && value.size() < node.min_items->get<std::size_t>()) {
+    return problem(pointer, fmt::format("expected at least {} item(s), got {}", node.min_items->dump(), value.size()));
   }
-  if (schema.contains("maxItems") && value.size() > schema["maxItems"].get<std::size_t>()) {
-    return problem(pointer,
-                   fmt::format("expected at most {} item(s), got {}", schema["maxItems"].dump(), value.size()));
+  if (node.max_items != nullptr && value.size() > node.max_items->get<std::size_t>()) {
+    return problem(pointer, fmt::format("expected at most {} item(s), got {}", node.max_items->dump(), value.size()));
   }
-  if (schema.contains("items")) {
+  if (node.items != nullptr) {
     for (std::size_t i = 0; i < value.size(); ++i) {
-      if (auto p = validate(schema["items"], value[i], pointer_append(pointer, std::to_string(i)), depth + 1)) {
+      const PointerMark mark(pointer, std::to_string(i));
+      if (auto p = validate(*node.items, value[i], pointer, depth + 1)) {
         return p;
       }
     }
@@ -326,22 +403,22 @@ std::optional<SchemaProblem> JsonSchema::validate_array(const nlohmann::json& sc
   return std::nullopt;
 }
 
-std::optional<SchemaProblem> JsonSchema::validate_combinators(const nlohmann::json& schema, const nlohmann::json& value,
-                                                              const std::string& pointer, int depth) const {
-  if (schema.contains("allOf")) {
-    for (const auto& sub : schema["allOf"]) {
+std::optional<SchemaProblem> JsonSchema::validate_combinators(const Node& node, const nlohmann::json& value,
+                                                              std::string& pointer, int depth) const {
+  if (node.all_of != nullptr) {
+    for (const auto& sub : *node.all_of) {
       if (auto p = validate(sub, value, pointer, depth + 1)) {
         return p;
       }
     }
   }
-  for (const char* key : {"oneOf", "anyOf"}) {
-    if (!schema.contains(key)) {
+  for (const auto& [key, subs] : {std::pair{"oneOf", node.one_of}, std::pair{"anyOf", node.any_of}}) {
+    if (subs == nullptr) {
       continue;
     }
     int matches = 0;
     std::vector<SchemaProblem> problems;
-    for (const auto& sub : schema[key]) {
+    for (const auto& sub : *subs) {
       if (auto p = validate(sub, value, pointer, depth + 1)) {
         problems.push_back(std::move(*p));
       } else {
@@ -374,12 +451,12 @@ std::optional<SchemaProblem> JsonSchema::validate_combinators(const nlohmann::js
       return problem(pointer, "matches more than one of the allowed forms");
     }
   }
-  if (schema.contains("if") && !validate(schema["if"], value, pointer, depth + 1)) {
-    if (schema.contains("then")) {
-      return validate(schema["then"], value, pointer, depth + 1);
+  if (node.if_schema != nullptr && !validate(*node.if_schema, value, pointer, depth + 1)) {
+    if (node.then_schema != nullptr) {
+      return validate(*node.then_schema, value, pointer, depth + 1);
     }
-  } else if (schema.contains("if") && schema.contains("else")) {
-    return validate(schema["else"], value, pointer, depth + 1);
+  } else if (node.if_schema != nullptr && node.else_schema != nullptr) {
+    return validate(*node.else_schema, value, pointer, depth + 1);
   }
   return std::nullopt;
 }

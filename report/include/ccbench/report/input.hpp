@@ -4,6 +4,7 @@
 // "FILE: /json/pointer: what was expected"; nothing in here crashes on input (it is fuzzed).
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,21 @@ LoadedRun read_result_text(std::string_view text, const std::string& name);
 
 /// Reads one file (throws InputError when it cannot be read or is malformed).
 LoadedRun read_result_file(const std::filesystem::path& path, std::uintmax_t max_bytes = kDefaultMaxFileBytes);
+
+/// Takes each result of a file as it is read (with its index in /results), before the file's other parts:
+/// the checks of the whole document come at its end, so a consumer must drop what it took when this throws.
+using ResultHandler = std::function<void(CaseResult&& result, std::size_t index)>;
+
+/// Streams one file: each result goes to `on_result` as it is read and is not kept; returns the document
+/// without its results. Neither the file nor its JSON tree is ever held whole, so memory does not grow with
+/// the results (a sweep of half a million pairs). The same checks and messages as read_result_file, but for
+/// a row repeated (the consumer's to judge).
+LoadedRun stream_result_file(const std::filesystem::path& path, std::uintmax_t max_bytes,
+                             const ResultHandler& on_result);
+
+/// The files the arguments name: each file as given, and each directory's *.json in name order.
+/// Throws InputError for a directory without one (or that cannot be listed), UsageError for no file at all.
+std::vector<std::filesystem::path> result_file_paths(const std::vector<std::string>& paths);
 
 /// Reads each argument: a file, or a directory whose *.json files are read in name order.
 /// Throws InputError on the first bad file, or when there is no file at all.
