@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
-  libcli11-dev libgtest-dev libhwloc-dev python3 python3-jsonschema clang-format
+  libcli11-dev libgtest-dev libhwloc-dev libpng-dev python3 python3-jsonschema clang-format
   json-schema-test-suite                        # the JSON Schema validator checked against the official suite
   clang libclang-rt-14-dev                      # the reader's fuzz target (libFuzzer)
   chromium fonts-dejavu-core python3-pil        # the HTML report opened in headless Chromium

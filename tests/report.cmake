@@ -27,6 +27,14 @@ foreach(_case golden malformed fleet_input compare_scaled)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/report_test.py ${_report_args} ${_case})
   set_tests_properties(report.${_case} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
+# The fleet verdict on synthetic sweeps derived from the real ones (tests/tools/synthetic_fleet.py): every case of
+# issue 22's section 2 with the names it must give, and its bad input (section 3).
+foreach(_case verdicts input)
+  add_test(NAME report.fleet_cases.${_case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/fleet_cases_test.py
+                   --report $<TARGET_FILE:ccbench-report> ${_case})
+  set_tests_properties(report.fleet_cases.${_case} PROPERTIES LABELS unit TIMEOUT 300)
+endforeach()
 add_test(NAME report.compare_scipy
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/compare_scipy_test.py
                  --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data/report)

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,12 +46,19 @@ struct Options {
   std::string fleet_threshold = "20";
   std::string fleet_size;
   std::string fleet_stat = "median";
+  std::optional<double> fleet_reference;
+  double fleet_expect_pct = 80;
+  bool fleet_partial = false;
   // html
   std::string out;
   std::string title = "ccbench report";
   // every subcommand
   std::string max_file_size = "256M";
+  bool junit_given = false;  // --junit was on the command line (an empty one is refused, not ignored)
 };
+
+/// The fleet verdict streams its files: its memory does not grow with them, so it reads larger ones by default.
+constexpr std::string_view kFleetMaxFileSize = "16G";
 
 /// --max-file-size: the most bytes read from one input file (its form as -b/-e: 256M, 1G).
 std::uintmax_t max_file_bytes(const Options& o) {
@@ -98,7 +107,13 @@ void emit(const std::string& text, const std::string& path) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   } else {
-    ccbench::write_file_atomically(path, text);
+    try {
+      ccbench::write_file_atomically(path, text);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {  // a path that cannot be written is the caller's: exit 2, as a bench's --out
+      throw UsageError(e.what());
+    }
   }
 }
 
@@ -132,11 +147,28 @@ int run_compare(const Options& o) {
   return comparison.any_regression() || comparison.any_missing() ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 
+/// --junit: a path that can be written and that is no input (writing it would replace a result), checked
+/// before any work so that its failure cannot be read as a verdict; "" when not given.
+void check_junit(const Options& o) {
+  if (o.junit_given && o.junit.empty()) {
+    throw UsageError("--junit '': expected a file path ('-' for stdout)");
+  }
+  if (o.junit.empty() || o.junit == "-") {
+    return;
+  }
+  ccbench::check_output_path(o.junit, "--junit");
+  std::error_code ec;
+  for (const auto& input : report::result_file_paths(o.files)) {
+    if (std::filesystem::equivalent(input, o.junit, ec)) {
+      throw UsageError(
+          fmt::format("--junit {}: is the input {}; writing it would replace that result", o.junit, input.string()));
+    }
+  }
+}
+
 int run_accept(const Options& o) {
   const auto format = format_of(o);
-  if (!o.junit.empty() && o.junit != "-") {
-    ccbench::check_output_path(o.junit, "--junit");
-  }
+  check_junit(o);
   const auto profile = report::load_profile(o.profile);
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   const auto outcomes = report::evaluate(profile, runs);
@@ -149,11 +181,7 @@ int run_accept(const Options& o) {
   return failed ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 
-int run_fleet(const Options& o) {
-  const auto format = format_of(o);
-  if (!o.junit.empty() && o.junit != "-") {
-    ccbench::check_output_path(o.junit, "--junit");
-  }
+report::FleetOptions fleet_options(const Options& o) {
   report::FleetOptions options;
   options.threshold = parse_threshold(o.fleet_threshold);
   options.best = o.fleet_stat == "best";
@@ -164,8 +192,27 @@ int run_fleet(const Options& o) {
     }
     options.size = *bytes;
   }
-  const auto runs = report::read_result_files(o.files, max_file_bytes(o));
-  const auto verdict = report::evaluate_fleet(runs, options);
+  if (o.fleet_reference && !(*o.fleet_reference > 0.0 && std::isfinite(*o.fleet_reference))) {
+    throw UsageError(fmt::format("--reference {}: expected a positive figure (GB/s; us for ib_write_lat_bench)",
+                                 *o.fleet_reference));
+  }
+  options.reference = o.fleet_reference;
+  if (!(o.fleet_expect_pct > 0.0 && o.fleet_expect_pct <= 100.0)) {
+    throw UsageError(fmt::format("--expect-pct-of-peak {}: expected a percentage in (0, 100]", o.fleet_expect_pct));
+  }
+  options.expect_of_peak = o.fleet_expect_pct / 100.0;
+  options.partial = o.fleet_partial;
+  return options;
+}
+
+int run_fleet(const Options& o) {
+  const auto format = format_of(o);
+  const auto options = fleet_options(o);
+  check_junit(o);
+  if (o.files.empty()) {  // --check: the options alone, before a sweep is run
+    return ccbench::kExitOk;
+  }
+  const auto verdict = report::evaluate_fleet(report::FleetSweep::read(o.files, max_file_bytes(o)), options);
   emit(report::render_fleet(verdict, format, use_colour(o, format)), "");
   if (!o.junit.empty()) {
     emit(report::render_fleet_junit(verdict), o.junit);
@@ -228,14 +275,18 @@ int run_cli(int argc, char** argv) {
   auto* accept = app.add_subcommand("accept", "acceptance: the checks of a profile, PASS/FAIL each; exit 1 on a FAIL");
   accept->add_option("files", o.files, "result files or directories of them")->required();
   accept->add_option("--profile", o.profile, "an acceptance profile (profiles/*.json)")->required();
-  accept->add_option("--junit", o.junit, "also write JUnit XML to this file");
+  auto* accept_junit = accept->add_option("--junit", o.junit, "also write JUnit XML to this file");
   add_format(accept, o);
   add_max_file_size(accept, o);
 
   auto* fleet = app.add_subcommand("fleet",
-                                   "fleet: an --all-pairs sweep's BAD HOSTs and BAD LINKs, each pair against the "
-                                   "fleet's own median; exit 1 when anything is named");
-  fleet->add_option("files", o.files, "result files of one --all-pairs sweep, or directories of them")->required();
+                                   "fleet: an --all-pairs sweep's FLEET LOW, SPLITs, BAD HOSTs and BAD LINKs, each "
+                                   "pair against the fleet's healthy level and an anchor; exit 1 when anything is "
+                                   "named");
+  auto* fleet_files =
+      fleet->add_option("files", o.files, "result files of one --all-pairs sweep, or directories of them");
+  bool fleet_check = false;
+  fleet->add_flag("--check", fleet_check, "check the options only (no files): what a script asks before a sweep");
   fleet
       ->add_option("--threshold", o.fleet_threshold,
                    "a pair more than this percentage below the fleet's reference is LOW")
@@ -247,9 +298,23 @@ int run_cli(int argc, char** argv) {
                    "can do when nothing else loads the hosts)")
       ->check(CLI::IsMember({"median", "best"}))
       ->capture_default_str();
-  fleet->add_option("--junit", o.junit, "also write JUnit XML to this file (a testcase per host and per BAD LINK)");
+  fleet->add_option("--reference", o.fleet_reference,
+                    "the anchor: a healthy pair's figure (GB/s; us for ib_write_lat_bench); a fleet whose level is "
+                    "below it by more than the threshold is LOW as a whole");
+  fleet
+      ->add_option("--expect-pct-of-peak", o.fleet_expect_pct,
+                   "without --reference, the anchor is this share of each pair's spec peak (results with "
+                   "peak_GBps)")
+      ->capture_default_str();
+  fleet->add_flag("--partial", o.fleet_partial,
+                  "judge the pairs a sweep that stopped early measured (missing pairs are left out, and said)");
+  auto* fleet_junit =
+      fleet->add_option("--junit", o.junit, "also write JUnit XML to this file (a testcase per host and per finding)");
   add_format(fleet, o);
-  add_max_file_size(fleet, o);
+  fleet
+      ->add_option("--max-file-size", o.max_file_size,
+                   "refuse an input file larger than this (like 256M, 2G); the verdict streams its files")
+      ->default_str(std::string{kFleetMaxFileSize});
 
   auto* html = app.add_subcommand("html", "one self-contained web page with tables and plots");
   html->add_option("files", o.files, "result files or directories of them")->required();
@@ -266,9 +331,17 @@ int run_cli(int argc, char** argv) {
       return run_compare(o);
     }
     if (accept->parsed()) {
+      o.junit_given = accept_junit->count() > 0;
       return run_accept(o);
     }
     if (fleet->parsed()) {
+      o.junit_given = fleet_junit->count() > 0;
+      if (fleet_files->count() == 0 && !fleet_check) {
+        throw UsageError("fleet: give the result files of one sweep (or --check to check the options only)");
+      }
+      if (fleet->get_option("--max-file-size")->count() == 0) {
+        o.max_file_size = std::string{kFleetMaxFileSize};
+      }
       return run_fleet(o);
     }
     return run_html(o);

@@ -1,8 +1,9 @@
-// The fleet verdict of a --hosts-per-group sweep: a host whose every group is LOW is a BAD HOST; a
-// LOW group without one is a LOW GROUP.
+// The fleet verdict of a --hosts-per-group sweep: each group against the level of the fastest groups (and the
+// anchor); a host whose every group is LOW is a BAD HOST; a LOW group without one is a LOW GROUP.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "fleet_internal.hpp"
 
@@ -14,39 +15,57 @@ constexpr std::size_t kMinGroupsToName = 2;  // one per round: a host bad in one
 
 }  // namespace
 
-void judge_groups(const std::vector<LoadedRun>& runs, bool latency, bool best, const std::set<std::string>& hosts,
+void judge_groups(const FleetSweep& sweep, const FleetOptions& options, const std::set<std::string>& hosts,
                   FleetVerdict& v) {
   std::set<std::string> ids;
-  for (const auto& run : runs) {
-    for (const auto& r : run.doc.results) {
-      if (r.group != "hosts" || r.size_bytes != v.size_bytes || r.spec.in_place != v.in_place) {
-        continue;
-      }
-      if (!ids.insert(r.group_id).second) {
-        throw InputError(run.path, "",
-                         fmt::format("group {} is measured twice: pass each file of the sweep once", r.group_id));
-      }
-      FleetGroup g;
-      g.id = r.group_id;
-      g.hosts = r.group_hosts;
-      g.ranks = r.group_ranks;
-      g.status = std::string{name(r.status)};
-      g.value = figure(r, latency, best);
-      g.file = run.path;
-      v.groups.push_back(std::move(g));
+  std::vector<double> peaks_of;  // per group, NaN when unknown
+  for (const auto& c : sweep.cases()) {
+    if (c.size_bytes != v.size_bytes || c.in_place != v.in_place) {
+      continue;
     }
+    const auto& path = sweep.files().at(c.file).path;
+    if (!ids.insert(c.group_id).second) {
+      throw InputError(path, "",
+                       fmt::format("group {} is measured twice: pass each file of the sweep once", c.group_id));
+    }
+    FleetGroup g;
+    g.id = c.group_id;
+    for (std::uint32_t i = 0; i < c.host_count; ++i) {
+      g.hosts.push_back(sweep.host_names()[sweep.hosts()[c.first_host + i]]);
+    }
+    g.ranks.assign(sweep.ranks().begin() + c.first_rank, sweep.ranks().begin() + c.first_rank + c.rank_count);
+    g.status = std::string{name(c.status)};
+    g.value = figure(c, !v.higher_is_better, options.best, sweep, v.unit);
+    g.file = path;
+    v.measured += g.value ? 1U : 0U;
+    peaks_of.push_back(c.peak_GBps);
+    v.groups.push_back(std::move(g));
+  }
+  if (v.measured == 0) {
+    throw UsageError(fmt::format("no group of the sweep measured ({} groups): nothing to judge", v.groups.size()));
   }
   std::vector<double> values;
   for (const auto& g : v.groups) {
     if (g.value) {
-      values.push_back(*g.value);
+      values.push_back(goodness(*g.value, v.higher_is_better));
     }
   }
-  const std::optional<double> reference = values.empty() ? std::nullopt : std::optional<double>(median_of(values));
-  v.reference = {reference};
+  const auto level = healthy_level(values, v.threshold);
+  std::vector<double> peaks;
+  std::size_t unknown = 0;
+  for (std::size_t i = 0; i < v.groups.size(); ++i) {
+    const auto& g = v.groups[i];
+    if (g.value && std::isnan(peaks_of[i])) {
+      ++unknown;
+    } else if (g.value && goodness(*g.value, v.higher_is_better) >= (1.0 - v.threshold) * *level) {
+      peaks.push_back(peaks_of[i]);
+    }
+  }
+  const auto anchor = anchor_of(v, options, peaks, unknown, values.size());
+  const auto reference = set_reference(v, level, anchor);
   for (auto& g : v.groups) {
-    if (g.value && reference && *g.value > 0.0) {
-      g.score = v.higher_is_better ? *g.value / *reference : *reference / *g.value;
+    if (g.value && reference) {
+      g.score = goodness(*g.value, v.higher_is_better) / *reference;
     }
     g.low = !g.value || g.score < 1.0 - v.threshold;
   }
@@ -69,8 +88,8 @@ void judge_groups(const std::vector<LoadedRun>& runs, bool latency, bool best, c
       throw UsageError(
           fmt::format("host {} is in no group of the sweep: pass every file of the --hosts-per-group run", name));
     }
-    for (const auto& run : runs) {
-      for (const auto& info : run.doc.environment.hosts) {
+    for (const auto& file : sweep.files()) {
+      for (const auto& info : file.head.doc.environment.hosts) {
         if (info.hostname == name && !info.ranks.empty()) {
           h.rank = info.ranks.front();
         }

@@ -1,5 +1,7 @@
 // The fleet section of the web page: a host x host heatmap (SVG, one cell per pair, its value in a
 // <title>, the BAD HOST's row and column and each BAD LINK's cells outlined) beside the per-pair table.
+// A fleet of more hosts than kMaxCells draws its heatmap as one image (a pixel per pair, PNG) under the
+// same outlines, and lists its LOW pairs only: 1,024 hosts are half a million pairs.
 #include "fleet_html.hpp"
 
 #include <fmt/format.h>
@@ -8,8 +10,10 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "ccbench/report/fleet.hpp"
+#include "png_image.hpp"
 
 namespace ccbench::report::detail {
 
@@ -23,26 +27,94 @@ constexpr double kScaleLo = 0.4;  // the colour scale's ends, as fractions of th
 constexpr double kScaleHi = 1.2;
 constexpr const char* kFlagColour = "#c000c0";  // outlines; known to the chromium test
 constexpr const char* kMissing = "#d9d9d9";     // the diagonal
+constexpr int kMaxCells = 40;                   // hosts per lane drawn cell by cell; more: one image
+constexpr int kRasterSide = 800;                // px: the image's side on the page
 
 struct Rgb {
   double r, g, b;
 };
 constexpr std::array<Rgb, 3> kStops = {{{215, 48, 39}, {254, 224, 139}, {26, 152, 80}}};  // red, yellow, green
+constexpr Rgb kDiagonal = {217, 217, 217};
 
 std::string esc(std::string_view text) { return html_escape(text); }
 
 // Red at kScaleLo, yellow at the LOW line (1 - threshold), green at 1 and above.
-std::string colour_of(double score, double low_line) {
+Rgb rgb_of(double score, double low_line) {
   const double s = std::clamp(score, kScaleLo, 1.0);
   const auto mix = [](const Rgb& a, const Rgb& b, double t) {
-    return fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(std::lround(a.r + (b.r - a.r) * t)),
-                       static_cast<int>(std::lround(a.g + (b.g - a.g) * t)),
-                       static_cast<int>(std::lround(a.b + (b.b - a.b) * t)));
+    return Rgb{std::round(a.r + (b.r - a.r) * t), std::round(a.g + (b.g - a.g) * t), std::round(a.b + (b.b - a.b) * t)};
   };
   if (s <= low_line) {
     return mix(kStops[0], kStops[1], (s - kScaleLo) / std::max(low_line - kScaleLo, 1e-9));
   }
   return mix(kStops[1], kStops[2], (s - low_line) / std::max(1.0 - low_line, 1e-9));
+}
+
+std::string colour_of(double score, double low_line) {
+  const Rgb c = rgb_of(score, low_line);
+  return fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(c.r), static_cast<int>(c.g), static_cast<int>(c.b));
+}
+
+/// A fleet too large for a cell per pair: one pixel per pair, as a PNG the page shows scaled up.
+std::string raster_cells(const FleetVerdict& v, int lane, const std::unordered_map<std::string, int>& index, int n) {
+  const double low_line = 1.0 - v.threshold;
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * 3);
+  const auto put = [&](int row, int col, const Rgb& c) {
+    const std::size_t at =
+        (static_cast<std::size_t>(row) * static_cast<std::size_t>(n) + static_cast<std::size_t>(col)) * 3;
+    rgb[at] = static_cast<std::uint8_t>(c.r);
+    rgb[at + 1] = static_cast<std::uint8_t>(c.g);
+    rgb[at + 2] = static_cast<std::uint8_t>(c.b);
+  };
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      put(i, j, kDiagonal);  // the diagonal, and any pair the sweep did not reach
+    }
+  }
+  for (const auto& p : v.pairs) {
+    if (p.lane == lane) {
+      const Rgb c = rgb_of(p.of_reference().value_or(0.0), low_line);
+      put(index.at(p.host_a), index.at(p.host_b), c);
+      put(index.at(p.host_b), index.at(p.host_a), c);
+    }
+  }
+  return fmt::format(
+      "<image class=\"heatmap-image\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" preserveAspectRatio=\"none\" "
+      "style=\"image-rendering: pixelated\" href=\"data:image/png;base64,{}\"><title>{} hosts in name order: row and "
+      "column i are the i-th host; the named hosts are labelled</title></image>\n",
+      kLabels, kLabels, kRasterSide, kRasterSide, base64(png_rgb(n, n, rgb)), n);
+}
+
+std::string cells(const FleetVerdict& v, int lane, const std::vector<std::string>& hosts,
+                  const std::unordered_map<std::string, int>& index) {
+  const double low_line = 1.0 - v.threshold;
+  std::string out;
+  const int n = static_cast<int>(hosts.size());
+  for (int i = 0; i < n; ++i) {
+    out += fmt::format("<rect class=\"diagonal\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n",
+                       kLabels + i * kCell, kLabels + i * kCell, kCell, kCell, kMissing);
+  }
+  for (const auto& p : v.pairs) {
+    if (p.lane != lane) {
+      continue;
+    }
+    const int a = index.at(p.host_a);
+    const int b = index.at(p.host_b);
+    const std::string fill = colour_of(p.of_reference().value_or(0.0), low_line);
+    const std::string verdict = p.verdict();
+    const std::string title =
+        p.value ? fmt::format("{}: {:.4g} {} ({:.0f}% of the reference), {}", pair_name(p.host_a, p.host_b), *p.value,
+                              v.unit, 100.0 * p.score, verdict)
+                : fmt::format("{}: {} ({})", pair_name(p.host_a, p.host_b), p.status, verdict);
+    for (const auto& [row, col] : {std::pair{a, b}, std::pair{b, a}}) {
+      out += fmt::format(
+          "<rect class=\"cell{}\" data-a=\"{}\" data-b=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+          "fill=\"{}\"><title>{}</title></rect>\n",
+          p.low ? " low" : "", esc(hosts[static_cast<std::size_t>(row)]), esc(hosts[static_cast<std::size_t>(col)]),
+          kLabels + col * kCell, kLabels + row * kCell, kCell, kCell, fill, esc(title));
+    }
+  }
+  return out;
 }
 
 std::string heatmap(const FleetVerdict& v, int lane) {
@@ -52,77 +124,72 @@ std::string heatmap(const FleetVerdict& v, int lane) {
       hosts.push_back(h.name);
     }
   }
-  const auto index = [&](const std::string& name) {
-    return static_cast<int>(std::find(hosts.begin(), hosts.end(), name) - hosts.begin());
-  };
+  std::unordered_map<std::string, int> index;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    index.emplace(hosts[i], static_cast<int>(i));
+  }
   const int n = static_cast<int>(hosts.size());
-  const int legend_w = std::max(n * kCell, kMinLegend);
+  const bool raster = n > kMaxCells;
+  const double cell = raster ? static_cast<double>(kRasterSide) / n : kCell;
+  const int grid = raster ? kRasterSide : n * kCell;
+  const int legend_w = std::max(grid, kMinLegend);
   const int width = kLabels + legend_w + 30;
-  const int height = kLabels + n * kCell + kLegend;
+  const int height = kLabels + grid + kLegend;
   const double low_line = 1.0 - v.threshold;
   std::string out = fmt::format(
       "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "role=\"img\" aria-label=\"{} of every pair of hosts against the fleet's reference\">\n",
       width, height, width, height, esc(v.metric));
-  for (int i = 0; i < n; ++i) {
+  const auto label = [&](int i) {
     const auto& name = hosts[static_cast<std::size_t>(i)];
-    out += fmt::format("<text class=\"row-label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLabels - 6,
-                       kLabels + i * kCell + kCell / 2 + 4, esc(name));
-    out += fmt::format(
-        "<text class=\"col-label\" x=\"{}\" y=\"{}\" text-anchor=\"start\" transform=\"rotate(-45 {} {})\">{}</text>\n",
-        kLabels + i * kCell + kCell / 2, kLabels - 6, kLabels + i * kCell + kCell / 2, kLabels - 6, esc(name));
-    out += fmt::format("<rect class=\"diagonal\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n",
-                       kLabels + i * kCell, kLabels + i * kCell, kCell, kCell, kMissing);
-  }
-  for (const auto& p : v.pairs) {
-    if (p.lane != lane) {
-      continue;
-    }
-    const int a = index(p.host_a);
-    const int b = index(p.host_b);
-    const std::string fill = colour_of(p.of_reference().value_or(0.0), low_line);
-    const std::string verdict = p.verdict();
-    const std::string title = p.value ? fmt::format("{} - {}: {:.4g} {} ({:.0f}% of the reference), {}", p.host_a,
-                                                    p.host_b, *p.value, v.unit, 100.0 * p.score, verdict)
-                                      : fmt::format("{} - {}: {} ({})", p.host_a, p.host_b, p.status, verdict);
-    for (const auto& [row, col] : {std::pair{a, b}, std::pair{b, a}}) {
-      out += fmt::format(
-          "<rect class=\"cell{}\" data-a=\"{}\" data-b=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-          "fill=\"{}\"><title>{}</title></rect>\n",
-          p.low ? " low" : "", esc(hosts[static_cast<std::size_t>(row)]), esc(hosts[static_cast<std::size_t>(col)]),
-          kLabels + col * kCell, kLabels + row * kCell, kCell, kCell, fill, esc(title));
+    const double middle = kLabels + (i + 0.5) * cell;
+    return fmt::format(
+        "<text class=\"row-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n"
+        "<text class=\"col-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"start\" transform=\"rotate(-45 {:.1f} {})\">{}"
+        "</text>\n",
+        kLabels - 6, middle + 4, esc(name), middle, kLabels - 6, middle, kLabels - 6, esc(name));
+  };
+  for (int i = 0; i < n; ++i) {
+    if (!raster) {
+      out += label(i);
     }
   }
-  for (const auto& h : v.hosts) {  // a BAD HOST: its row and its column
+  out += raster ? raster_cells(v, lane, index, n) : cells(v, lane, hosts, index);
+  for (const auto& h : v.hosts) {  // a BAD HOST: its row and its column (and its name, on a raster)
     if (h.lane != lane || !h.bad) {
       continue;
     }
-    const int i = index(h.name);
-    out += fmt::format(
-        "<rect class=\"flag-host\" data-host=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
-        "stroke=\"{}\" stroke-width=\"4\"><title>BAD HOST {}</title></rect>\n",
-        esc(h.name), kLabels + 2, kLabels + i * kCell + 2, n * kCell - 4, kCell - 4, kFlagColour, esc(h.name));
-    out += fmt::format(
-        "<rect class=\"flag-host\" data-host=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
-        "stroke=\"{}\" stroke-width=\"4\"><title>BAD HOST {}</title></rect>\n",
-        esc(h.name), kLabels + i * kCell + 2, kLabels + 2, kCell - 4, n * kCell - 4, kFlagColour, esc(h.name));
+    const int i = index.at(h.name);
+    if (raster) {
+      out += label(i);
+    }
+    const double inset = raster ? 0.0 : 2.0;
+    for (const auto& [x, y, w, hh] :
+         {std::array{kLabels + inset, kLabels + i * cell + inset, grid - 2 * inset, cell - 2 * inset},
+          std::array{kLabels + i * cell + inset, kLabels + inset, cell - 2 * inset, grid - 2 * inset}}) {
+      out += fmt::format(
+          "<rect class=\"flag-host\" data-host=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+          "fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"><title>BAD HOST {}</title></rect>\n",
+          esc(h.name), x, y, w, hh, kFlagColour, raster ? 1 : 4, esc(h.name));
+    }
   }
   for (const FleetPair* p : v.bad_links()) {  // a BAD LINK: its two cells
     if (p->lane != lane) {
       continue;
     }
-    const int a = index(p->host_a);
-    const int b = index(p->host_b);
+    const int a = index.at(p->host_a);
+    const int b = index.at(p->host_b);
+    const double inset = raster ? -1.0 : 2.0;  // on a raster, a frame around the pixel so that it shows
     for (const auto& [row, col] : {std::pair{a, b}, std::pair{b, a}}) {
       out += fmt::format(
-          "<rect class=\"flag-link\" data-a=\"{}\" data-b=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-          "fill=\"none\" stroke=\"{}\" stroke-width=\"4\"><title>BAD LINK {} - {}</title></rect>\n",
-          esc(p->host_a), esc(p->host_b), kLabels + col * kCell + 2, kLabels + row * kCell + 2, kCell - 4, kCell - 4,
-          kFlagColour, esc(p->host_a), esc(p->host_b));
+          "<rect class=\"flag-link\" data-a=\"{}\" data-b=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+          "height=\"{:.1f}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"><title>BAD LINK {}</title></rect>\n",
+          esc(p->host_a), esc(p->host_b), kLabels + col * cell + inset, kLabels + row * cell + inset, cell - 2 * inset,
+          cell - 2 * inset, kFlagColour, raster ? 1 : 4, esc(pair_name(p->host_a, p->host_b)));
     }
   }
   // The legend: the scale as 32 swatches from kScaleLo to kScaleHi, the LOW line marked.
-  const int legend_y = kLabels + n * kCell + 22;
+  const int legend_y = kLabels + grid + 22;
   constexpr int kSwatches = 32;
   const double swatch = static_cast<double>(legend_w) / kSwatches;
   out += "<g class=\"legend\">\n";
@@ -131,12 +198,12 @@ std::string heatmap(const FleetVerdict& v, int lane) {
     out += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"12\" fill=\"{}\"/>\n",
                        kLabels + k * swatch, legend_y, swatch + 0.5, colour_of(score, low_line));
   }
-  const auto tick = [&](double score, const std::string& label) {
+  const auto tick = [&](double score, const std::string& text) {
     const double x = kLabels + (score - kScaleLo) / (kScaleHi - kScaleLo) * legend_w;
     return fmt::format(
         "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#333\"/><text x=\"{0:.1f}\" y=\"{3}\" "
         "text-anchor=\"middle\" font-size=\"11\">{4}</text>\n",
-        x, legend_y - 3, legend_y + 15, legend_y + 28, esc(label));
+        x, legend_y - 3, legend_y + 15, legend_y + 28, esc(text));
   };
   out += tick(kScaleLo, fmt::format("{:.0f}%", 100 * kScaleLo));
   out += tick(low_line, fmt::format("{:.0f}%", 100 * low_line));
@@ -150,16 +217,29 @@ std::string heatmap(const FleetVerdict& v, int lane) {
 }
 
 std::string pair_table(const FleetVerdict& v) {
-  std::string out = fmt::format(
+  const bool all = v.pairs.size() <= kFleetPairsListed;
+  std::size_t low = 0;
+  for (const auto& p : v.pairs) {
+    low += p.low ? 1U : 0U;
+  }
+  std::string out = all ? std::string{}
+                        : fmt::format(
+                              "<p class=\"note\">The {} LOW pairs of {} (ccbench-report fleet --format csv "
+                              "lists every pair).</p>\n",
+                              low, v.pairs.size());
+  out += fmt::format(
       "<table class=\"fleet-pairs\">\n<thead><tr><th>pair</th><th>ranks</th><th>{} ({})</th><th>of ref</th>"
       "<th>verdict</th></tr></thead>\n<tbody>\n",
       esc(v.metric), esc(v.unit));
   for (const auto& p : v.pairs) {
+    if (!all && !p.low) {
+      continue;
+    }
     const std::string verdict = p.verdict();
     out += fmt::format(
-        "<tr><td>{}-{}{}</td><td>{}-{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{}\">{}</td>"
+        "<tr><td>{}{}</td><td>{}-{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"{}\">{}</td>"
         "</tr>\n",
-        esc(p.host_a), esc(p.host_b), esc(lane_suffix(p.lane, v.lanes)), p.rank_a, p.rank_b,
+        esc(pair_name(p.host_a, p.host_b)), esc(lane_suffix(p.lane, v.lanes)), p.rank_a, p.rank_b,
         p.value ? fmt::format("{:.4g}", *p.value) : esc(p.status),
         p.value ? fmt::format("{:.0f}%", 100.0 * p.score) : std::string{"-"}, p.low ? "status-bad" : "status-ok",
         esc(verdict));
@@ -197,24 +277,15 @@ std::string fleet_section(const std::vector<LoadedRun>& runs) {
   out += fmt::format("<p class=\"note\">{}, size {} {}. Rule: {}.</p>\n", esc(v.benchmark),
                      format_size(v.size_bytes, SizeStyle::Binary), v.in_place ? "in-place" : "out-of-place",
                      esc(v.rule()));
-  const auto hosts = v.bad_hosts();
-  const auto links = v.bad_links();
+  out += fmt::format("<p class=\"note\">{}</p>\n", esc(fleet_reference_text(v)));
   out += "<ul class=\"fleet-verdict\">\n";
-  for (const FleetHost* h : hosts) {
-    out += fmt::format("<li class=\"status-bad\">BAD HOST {}{}: {} of {} {} LOW</li>\n", esc(h->name),
-                       esc(lane_suffix(h->lane, v.lanes)), h->low, h->pairs, v.grouped() ? "groups" : "pairs");
-  }
-  for (const FleetPair* p : links) {
-    out += fmt::format("<li class=\"status-bad\">BAD LINK {}-{}{}: {:.0f}% of the reference</li>\n", esc(p->host_a),
-                       esc(p->host_b), esc(lane_suffix(p->lane, v.lanes)), 100.0 * p->score);
+  for (const auto& line : fleet_verdict_lines(v)) {
+    out += fmt::format("<li class=\"status-bad\">{}</li>\n", esc(line));
   }
   if (!v.anything_named()) {
-    out += fmt::format("<li class=\"status-ok\">nothing named: {} pairs within {:g}% of the reference</li>\n",
-                       v.pairs.size(), 100.0 * v.threshold);
-  }
-  for (const FleetGroup* g : v.low_groups()) {
-    out += fmt::format("<li class=\"status-bad\">LOW GROUP {} ({}): {:.0f}% of the reference</li>\n", esc(g->id),
-                       esc(fmt::format("{}", fmt::join(g->hosts, ", "))), 100.0 * g->score);
+    out += fmt::format("<li class=\"status-ok\">nothing named: {} {} within {:g}% of the reference</li>\n",
+                       v.grouped() ? v.groups.size() : v.pairs.size(), v.grouped() ? "groups" : "pairs",
+                       100.0 * v.threshold);
   }
   if (v.grouped()) {
     return out + "</ul>\n" + group_table(v);

@@ -1,5 +1,5 @@
 #pragma once
-// What fleet.cpp and fleet_groups.cpp share.
+// What fleet.cpp, fleet_groups.cpp and fleet_level.cpp share.
 #include <optional>
 #include <set>
 #include <string>
@@ -11,13 +11,31 @@ namespace ccbench::report::detail {
 
 double median_of(std::vector<double> v);
 
-/// A case's figure: busbw (GB/s) or latency (us) of its median sample, or of its fastest (`best`);
-/// unset when the case did not measure.
-std::optional<double> figure(const CaseResult& r, bool latency, bool best);
+/// A case's figure: busbw (GB/s) or latency (us) of its median sample, or of its fastest (`best`); unset when
+/// the case did not measure. Throws InputError for a figure that is no measurement (0 us, a busbw of 0).
+std::optional<double> figure(const FleetSweep::Case& c, bool latency, bool best, const FleetSweep& sweep,
+                             const std::string& unit);
 
-/// The --hosts-per-group part of evaluate_fleet: fills v.groups, v.hosts and v.reference from the
-/// results of kind hosts at v.size_bytes. Throws UsageError (a group twice, a host in no group).
-void judge_groups(const std::vector<LoadedRun>& runs, bool latency, bool best, const std::set<std::string>& hosts,
+/// Goodness: higher is better (busbw as it is, latency inverted), so one rule serves both.
+inline double goodness(double value, bool higher_is_better) { return higher_is_better ? value : 1.0 / value; }
+
+/// The healthy level of one lane (or of the groups): the median of the goodness values within `threshold` of
+/// the best one; unset when there is none.
+std::optional<double> healthy_level(const std::vector<double>& goodness, double threshold);
+
+/// What one lane is judged against, from its level and its anchor (both as goodness): sets v.level, v.anchor,
+/// v.reference and v.fleet_low for the lane; returns the reference's goodness (unset: nothing measured).
+std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level, std::optional<double> anchor);
+
+/// The anchor of a lane, as goodness: --reference, else `expect_of_peak` of the median spec peak of `peaks` (those
+/// of the cases at the level; busbw only, and only when none of the `measured` cases has its peak `unknown`).
+/// Sets v.anchor_basis (also when there is none).
+std::optional<double> anchor_of(FleetVerdict& v, const FleetOptions& options, const std::vector<double>& peaks,
+                                std::size_t unknown, std::size_t measured);
+
+/// The --hosts-per-group part of evaluate_fleet: fills v.groups, v.hosts and the lane's reference from the cases
+/// of kind hosts at v.size_bytes. Throws UsageError (a group twice, a host in no group).
+void judge_groups(const FleetSweep& sweep, const FleetOptions& options, const std::set<std::string>& hosts,
                   FleetVerdict& v);
 
 }  // namespace ccbench::report::detail

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "ccbench/report/fleet.hpp"
@@ -16,16 +17,28 @@ using nlohmann::json;
 std::string host_label(const FleetHost& h, int lanes) { return h.name + lane_suffix(h.lane, lanes); }
 
 std::string link_label(const FleetPair& p, int lanes) {
-  return fmt::format("{}-{}{}", p.host_a, p.host_b, lane_suffix(p.lane, lanes));
+  return pair_name(p.host_a, p.host_b) + lane_suffix(p.lane, lanes);
 }
 
 std::string pct(std::optional<double> score) { return score ? fmt::format("{:.0f}%", 100.0 * *score) : "-"; }
+
+std::string figure_text(std::optional<double> value, const std::string& unit) {
+  return value ? fmt::format("{:.4g} {}", *value, unit) : std::string{"none"};
+}
 
 std::string value_text(const FleetPair& p) { return p.value ? fmt::format("{:.4g}", *p.value) : p.status; }
 
 std::string devices_text(const std::string& device) { return device.empty() ? "" : ", " + device; }
 
 std::string unit_noun(const FleetVerdict& v) { return v.grouped() ? "groups" : "pairs"; }
+
+std::string lane_prefix(int lane, int lanes) { return lanes > 1 ? fmt::format(" (local rank {})", lane) : ""; }
+
+const FleetHost* host_of(const FleetVerdict& v, const std::string& name, int lane) {
+  const auto it = std::find_if(v.hosts.begin(), v.hosts.end(),
+                               [&](const FleetHost& h) { return h.name == name && h.lane == lane; });
+  return it == v.hosts.end() ? nullptr : &*it;
+}
 
 std::string group_line(const FleetVerdict& v, const FleetGroup& g) {
   return fmt::format("LOW GROUP {} ({}; ranks {}): {} {} = {} of the reference; no host in it is LOW in every group",
@@ -34,62 +47,155 @@ std::string group_line(const FleetVerdict& v, const FleetGroup& g) {
                      pct(g.of_reference()));
 }
 
-std::vector<std::string> verdict_lines(const FleetVerdict& v) {
+std::string fleet_low_line(const FleetVerdict& v, std::size_t lane) {
+  const double level = *v.level[lane];
+  const double anchor = *v.anchor[lane];
+  const double share = v.higher_is_better ? level / anchor : anchor / level;
+  return fmt::format(
+      "FLEET LOW{}: the level {} is {:.0f}% of the anchor {} ({}): every {} is slow, so the data cannot put it on a "
+      "host; look at what they all share (a setting, the firmware, a switch, the link rate)",
+      lane_prefix(static_cast<int>(lane), v.lanes), figure_text(level, v.unit), 100.0 * share,
+      figure_text(anchor, v.unit), v.anchor_basis, v.grouped() ? "group" : "pair");
+}
+
+std::string split_line(const FleetVerdict& v, const FleetSplit& s) {
+  std::vector<std::string> parts;
+  for (const auto& part : s.parts) {
+    parts.push_back(fmt::format("{{{}}}", fmt::join(part, ", ")));
+  }
+  return fmt::format(
+      "SPLIT{}: {} parts fine inside and LOW between them: {}; {} pairs across, median {} of the reference: a path "
+      "the parts share (a switch, its uplink, a spine), not one host",
+      lane_prefix(s.lane, v.lanes), s.parts.size(), fmt::join(parts, " | "), s.pairs_across, pct(s.median_across));
+}
+
+std::string bad_host_line(const FleetVerdict& v, const FleetHost& h) {
+  return fmt::format("BAD HOST {}: rank {}{}; {} of {} {} LOW, median {} of the reference", host_label(h, v.lanes),
+                     h.rank, devices_text(h.device), h.low, h.pairs, unit_noun(v), pct(h.median_score));
+}
+
+/// A host's median score over its other pairs of the lane, leaving out the link itself and pairs with BAD HOSTs.
+std::optional<double> elsewhere(const FleetVerdict& v, const FleetPair& link, const std::string& host) {
+  std::vector<double> scores;
+  for (const auto& p : v.pairs) {
+    if (p.lane == link.lane && &p != &link && (p.host_a == host || p.host_b == host) && p.value &&
+        (!p.low || p.explained_by.empty())) {
+      scores.push_back(p.score);
+    }
+  }
+  if (scores.empty()) {
+    return std::nullopt;
+  }
+  std::sort(scores.begin(), scores.end());
+  const std::size_t n = scores.size();
+  return n % 2 == 1 ? scores[n / 2] : (scores[n / 2 - 1] + scores[n / 2]) / 2.0;
+}
+
+std::string bad_link_line(const FleetVerdict& v, const FleetPair& p) {
+  const FleetHost* a = host_of(v, p.host_a, p.lane);
+  const FleetHost* b = host_of(v, p.host_b, p.lane);
+  return fmt::format(
+      "BAD LINK {}: ranks {} and {}{}{}; {} {} = {} of the reference; {} is fine elsewhere (median {}), {} too "
+      "(median {})",
+      link_label(p, v.lanes), p.rank_a, p.rank_b, devices_text(a != nullptr ? a->device : ""),
+      devices_text(b != nullptr ? b->device : ""), value_text(p), p.value ? v.unit : "", pct(p.of_reference()),
+      p.host_a, pct(elsewhere(v, p, p.host_a)), p.host_b, pct(elsewhere(v, p, p.host_b)));
+}
+
+}  // namespace
+
+std::vector<std::string> fleet_verdict_lines(const FleetVerdict& v) {
   std::vector<std::string> lines;
+  for (std::size_t lane = 0; lane < v.fleet_low.size(); ++lane) {
+    if (v.fleet_low[lane]) {
+      lines.push_back(fleet_low_line(v, lane));
+    }
+  }
+  for (const auto& s : v.splits) {
+    lines.push_back(split_line(v, s));
+  }
   for (const FleetHost* h : v.bad_hosts()) {
-    lines.push_back(fmt::format("BAD HOST {}: rank {}{}; {} of {} {} LOW, median {} of the reference",
-                                host_label(*h, v.lanes), h->rank, devices_text(h->device), h->low, h->pairs,
-                                unit_noun(v), pct(h->median_score)));
+    lines.push_back(bad_host_line(v, *h));
   }
   for (const FleetGroup* g : v.low_groups()) {
     lines.push_back(group_line(v, *g));
   }
   for (const FleetPair* p : v.bad_links()) {
-    const auto host = [&](const std::string& name) {
-      return std::find_if(v.hosts.begin(), v.hosts.end(),
-                          [&](const FleetHost& h) { return h.name == name && h.lane == p->lane; });
-    };
-    const auto a = host(p->host_a);
-    const auto b = host(p->host_b);
-    lines.push_back(fmt::format(
-        "BAD LINK {}: ranks {} and {}{}{}; {} {} = {} of the reference; {} is fine elsewhere (median {}), {} too "
-        "(median {})",
-        link_label(*p, v.lanes), p->rank_a, p->rank_b, devices_text(p->device_a), devices_text(p->device_b),
-        value_text(*p), p->value ? v.unit : "", pct(p->of_reference()), p->host_a,
-        pct(a != v.hosts.end() ? a->median_score : std::nullopt), p->host_b,
-        pct(b != v.hosts.end() ? b->median_score : std::nullopt)));
+    lines.push_back(bad_link_line(v, *p));
   }
   return lines;
 }
+
+namespace {
 
 std::string summary_line(const FleetVerdict& v) {
   const auto hosts = v.bad_hosts().size();
   const auto links = v.bad_links().size();
   const auto groups = v.low_groups().size();
   const std::size_t judged = v.grouped() ? v.groups.size() : v.pairs.size();
-  if (hosts + links + groups == 0) {
+  if (!v.anything_named()) {
     return fmt::format("nothing named: {} {}, every one within {:g}% of the reference\n", judged, unit_noun(v),
                        100.0 * v.threshold);
   }
+  std::string whole;
+  if (v.any_fleet_low()) {
+    whole += "the fleet LOW as a whole, ";
+  }
+  if (!v.splits.empty()) {
+    whole += fmt::format("{} split{}, ", v.splits.size(), v.splits.size() == 1 ? "" : "s");
+  }
   if (v.grouped()) {
-    return fmt::format("{} bad host{}, {} low group{} (of {} groups)\n", hosts, hosts == 1 ? "" : "s", groups,
+    return fmt::format("{}{} bad host{}, {} low group{} (of {} groups)\n", whole, hosts, hosts == 1 ? "" : "s", groups,
                        groups == 1 ? "" : "s", judged);
   }
-  return fmt::format("{} bad host{}, {} bad link{} (of {} pairs)\n", hosts, hosts == 1 ? "" : "s", links,
+  return fmt::format("{}{} bad host{}, {} bad link{} (of {} pairs)\n", whole, hosts, hosts == 1 ? "" : "s", links,
                      links == 1 ? "" : "s", judged);
 }
 
-std::string reference_text(const FleetVerdict& v) {
+}  // namespace
+
+std::string fleet_reference_text(const FleetVerdict& v) {
   std::vector<std::string> parts;
   for (std::size_t lane = 0; lane < v.reference.size(); ++lane) {
-    const std::string value = v.reference[lane] ? fmt::format("{:.4g} {}", *v.reference[lane], v.unit) : "none";
-    parts.push_back(v.lanes > 1 ? fmt::format("local rank {}: {}", lane, value) : value);
+    const std::string text = fmt::format("{} (level {}, anchor {})", figure_text(v.reference[lane], v.unit),
+                                         figure_text(v.level[lane], v.unit), figure_text(v.anchor[lane], v.unit));
+    parts.push_back(v.lanes > 1 ? fmt::format("local rank {}: {}", lane, text) : text);
   }
-  return fmt::format("reference {}: {}", v.metric, fmt::join(parts, "; "));
+  const bool anchored = std::any_of(v.anchor.begin(), v.anchor.end(), [](const auto& a) { return a.has_value(); });
+  std::string out = fmt::format("reference {}: {}; anchor: {}", v.metric, fmt::join(parts, "; "),
+                                anchored ? v.anchor_basis : "none (" + v.anchor_basis + ")");
+  if (v.partial && v.missing > 0) {
+    out += fmt::format(
+        "\npartial: {} of the {} pairs were not measured (the sweep stopped early): judged on the {} "
+        "it has",
+        v.missing, v.missing + v.pairs.size(), v.pairs.size());
+  }
+  return out;
+}
+
+namespace {
+
+/// The pairs a table lists: all of them, or the LOW ones of a sweep too large to read row by row.
+std::vector<const FleetPair*> listed_pairs(const FleetVerdict& v) {
+  std::vector<const FleetPair*> out;
+  const bool all = v.pairs.size() <= kFleetPairsListed;
+  for (const auto& p : v.pairs) {
+    if (all || p.low) {
+      out.push_back(&p);
+    }
+  }
+  return out;
+}
+
+std::string pairs_title(const FleetVerdict& v, std::size_t listed) {
+  return v.pairs.size() <= kFleetPairsListed
+             ? std::string{"Pairs"}
+             : fmt::format("Pairs: the {} LOW of {} (every pair: --format csv or json)", listed, v.pairs.size());
 }
 
 std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
   using detail::Align;
+  const auto text = [&](const std::string& t) { return markdown ? t : printable(t); };
   detail::TextTable hosts({{"host", Align::Left},
                            {"rank", Align::Right},
                            {"devices", Align::Left},
@@ -98,9 +204,9 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
                            {"median", Align::Right},
                            {"verdict", Align::Left}});
   for (const auto& h : v.hosts) {
-    hosts.add_row({{printable(host_label(h, v.lanes))},
+    hosts.add_row({{text(host_label(h, v.lanes))},
                    {std::to_string(h.rank)},
-                   {printable(h.device)},
+                   {text(h.device)},
                    {std::to_string(h.pairs)},
                    {std::to_string(h.low)},
                    {pct(h.median_score)},
@@ -111,15 +217,16 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
                            {fmt::format("{} ({})", v.metric, v.unit), Align::Right},
                            {"of ref", Align::Right},
                            {"verdict", Align::Left}});
-  for (const auto& p : v.pairs) {
-    const bool bad_link = p.low && p.explained_by.empty();
-    pairs.add_row({{printable(link_label(p, v.lanes))},
-                   {fmt::format("{}-{}", p.rank_a, p.rank_b)},
-                   {value_text(p)},
-                   {pct(p.of_reference())},
-                   {printable(p.verdict()), bad_link ? "1;31"
-                                            : p.low  ? "33"
-                                                     : "32"}});
+  const auto listed = listed_pairs(v);
+  for (const FleetPair* p : listed) {
+    const bool bad_link = p->low && !p->across_split && p->explained_by.empty();
+    pairs.add_row({{text(link_label(*p, v.lanes))},
+                   {fmt::format("{}-{}", p->rank_a, p->rank_b)},
+                   {value_text(*p)},
+                   {pct(p->of_reference())},
+                   {text(p->verdict()), bad_link ? "1;31"
+                                        : p->low ? "33"
+                                                 : "32"}});
   }
   if (v.grouped()) {
     pairs = detail::TextTable({{"group", Align::Left},
@@ -128,8 +235,8 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
                                {"of ref", Align::Right},
                                {"verdict", Align::Left}});
     for (const auto& g : v.groups) {
-      pairs.add_row({{printable(g.id)},
-                     {printable(fmt::format("{}", fmt::join(g.hosts, ",")))},
+      pairs.add_row({{text(g.id)},
+                     {text(fmt::format("{}", fmt::join(g.hosts, ",")))},
                      {g.value ? fmt::format("{:.4g}", *g.value) : g.status},
                      {pct(g.of_reference())},
                      {g.verdict(), g.low && !g.explained ? "1;31"
@@ -142,16 +249,18 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
       v.hosts.size() / static_cast<std::size_t>(std::max(v.lanes, 1)), v.grouped() ? v.groups.size() : v.pairs.size(),
       unit_noun(v), format_size(v.size_bytes, SizeStyle::Binary), v.in_place ? "in-place" : "out-of-place");
   std::string verdicts;
-  for (const auto& line : verdict_lines(v)) {
-    verdicts += (markdown ? "- **" : "") + printable(line) + (markdown ? "**\n" : "\n");
+  for (const auto& line : fleet_verdict_lines(v)) {
+    verdicts += markdown ? "- **" + markdown_escape(line) + "**\n" : printable(line) + "\n";
   }
+  const std::string table_title = v.grouped() ? std::string{"Groups"} : pairs_title(v, listed.size());
   if (markdown) {
-    return fmt::format("### {}\n\nrule: {}\n\n{}\n\n{}\n{}\n#### Hosts\n\n{}\n#### {}\n\n{}", html_escape(title),
-                       v.rule(), reference_text(v), verdicts, summary_line(v), hosts.markdown(),
-                       v.grouped() ? "Groups" : "Pairs", pairs.markdown());
+    return fmt::format("### {}\n\nrule: {}\n\n{}\n\n{}\n{}\n#### Hosts\n\n{}\n#### {}\n\n{}", markdown_escape(title),
+                       markdown_escape(v.rule()), markdown_escape(fleet_reference_text(v)), verdicts, summary_line(v),
+                       hosts.markdown(), markdown_escape(table_title), pairs.markdown());
   }
-  return fmt::format("{}\nrule: {}\n{}\n{}{}\n{}\n{}", printable(title), v.rule(), reference_text(v), verdicts,
-                     summary_line(v), hosts.terminal(colour), pairs.terminal(colour));
+  return fmt::format("{}\nrule: {}\n{}\n{}{}\n{}\n{}{}", printable(title), v.rule(), printable(fleet_reference_text(v)),
+                     verdicts, summary_line(v), hosts.terminal(colour),
+                     v.grouped() || listed.size() == v.pairs.size() ? "" : table_title + "\n", pairs.terminal(colour));
 }
 
 std::string render_csv(const FleetVerdict& v) {
@@ -161,6 +270,20 @@ std::string render_csv(const FleetVerdict& v) {
     std::transform(fields.begin(), fields.end(), std::back_inserter(cells), [](const auto& f) { return csv_field(f); });
     out += fmt::format("{}\n", fmt::join(cells, ","));
   };
+  for (std::size_t lane = 0; lane < v.fleet_low.size(); ++lane) {
+    row({"fleet", v.benchmark, std::to_string(lane), "", v.level[lane] ? fmt::format("{:.6g}", *v.level[lane]) : "",
+         v.unit, v.level[lane] && v.reference[lane] ? fmt::format("{:.4f}", *v.level[lane] / *v.reference[lane]) : "",
+         "", "", v.fleet_low[lane] ? "FLEET LOW" : "ok", v.anchor_basis});
+  }
+  for (const auto& s : v.splits) {
+    std::vector<std::string> parts;
+    for (const auto& part : s.parts) {
+      parts.push_back(fmt::format("{}", fmt::join(part, " ")));
+    }
+    row({"split", fmt::format("{}", fmt::join(parts, " | ")), std::to_string(s.lane), "", "", "",
+         s.median_across ? fmt::format("{:.4f}", *s.median_across) : "", std::to_string(s.pairs_across), "", "SPLIT",
+         ""});
+  }
   for (const auto& h : v.hosts) {
     row({"host", h.name, std::to_string(h.lane), std::to_string(h.rank), "", "",
          h.median_score ? fmt::format("{:.4f}", *h.median_score) : "", std::to_string(h.pairs), std::to_string(h.low),
@@ -172,17 +295,66 @@ std::string render_csv(const FleetVerdict& v) {
          g.low ? (g.explained ? "LOW" : "LOW GROUP") : "ok", fmt::format("{}", fmt::join(g.hosts, " "))});
   }
   for (const auto& p : v.pairs) {
-    row({"pair", fmt::format("{}-{}", p.host_a, p.host_b), std::to_string(p.lane),
-         fmt::format("{}-{}", p.rank_a, p.rank_b), p.value ? fmt::format("{:.6g}", *p.value) : "", v.unit,
-         p.value ? fmt::format("{:.4f}", p.score) : "", "", "",
-         p.low ? (p.explained_by.empty() ? "BAD LINK" : "LOW") : "ok", p.explained_by});
+    row({"pair", pair_name(p.host_a, p.host_b), std::to_string(p.lane), fmt::format("{}-{}", p.rank_a, p.rank_b),
+         p.value ? fmt::format("{:.6g}", *p.value) : "", v.unit, p.value ? fmt::format("{:.4f}", p.score) : "", "", "",
+         !p.low                   ? "ok"
+         : p.across_split         ? "SPLIT"
+         : p.explained_by.empty() ? "BAD LINK"
+                                  : "LOW",
+         p.explained_by});
   }
   return out;
 }
 
 json optional_json(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
-std::string render_json(const FleetVerdict& v) {
+/// Each host's device, by (name, lane): looked up once per pair of half a million.
+using Devices = std::map<std::pair<std::string, int>, std::string>;
+
+Devices devices_of(const FleetVerdict& v) {
+  Devices out;
+  for (const auto& h : v.hosts) {
+    out.emplace(std::pair{h.name, h.lane}, h.device);
+  }
+  return out;
+}
+
+json pair_json(const FleetVerdict& v, const Devices& devices, const FleetPair& p) {
+  const auto device = [&](const std::string& host) {
+    const auto it = devices.find({host, p.lane});
+    return it == devices.end() ? std::string{} : it->second;
+  };
+  return {{"hosts", {p.host_a, p.host_b}},
+          {"ranks", {p.rank_a, p.rank_b}},
+          {"local_rank", p.lane},
+          {"devices", {device(p.host_a), device(p.host_b)}},
+          {"status", p.status},
+          {"value", optional_json(p.value)},
+          {"of_reference", optional_json(p.of_reference())},
+          {"verdict", !p.low                   ? "ok"
+                      : p.across_split         ? "split"
+                      : p.explained_by.empty() ? "bad_link"
+                                               : "low"},
+          {"explained_by", p.explained_by.empty() ? json(nullptr) : json(p.explained_by)},
+          {"file", v.files.at(p.file)}};
+}
+
+std::string dumped(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
+/// `text` (a dump at indent 2) as it reads one level down.
+std::string indented(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') {
+      out += "  ";
+    }
+  }
+  return out;
+}
+
+json head_json(const FleetVerdict& v) {
   json hosts = json::array();
   for (const auto& h : v.hosts) {
     hosts.push_back({{"host", h.name},
@@ -193,19 +365,6 @@ std::string render_json(const FleetVerdict& v) {
                      {"low", h.low},
                      {"median_of_reference", optional_json(h.median_score)},
                      {"verdict", h.bad ? "bad_host" : "ok"}});
-  }
-  json pairs = json::array();
-  for (const auto& p : v.pairs) {
-    pairs.push_back({{"hosts", {p.host_a, p.host_b}},
-                     {"ranks", {p.rank_a, p.rank_b}},
-                     {"local_rank", p.lane},
-                     {"devices", {p.device_a, p.device_b}},
-                     {"status", p.status},
-                     {"value", optional_json(p.value)},
-                     {"of_reference", optional_json(p.of_reference())},
-                     {"verdict", p.low ? (p.explained_by.empty() ? "bad_link" : "low") : "ok"},
-                     {"explained_by", p.explained_by.empty() ? json(nullptr) : json(p.explained_by)},
-                     {"file", p.file}});
   }
   json bad_hosts = json::array();
   for (const FleetHost* h : v.bad_hosts()) {
@@ -231,29 +390,84 @@ std::string render_json(const FleetVerdict& v) {
       low_groups.push_back({{"id", g.id}, {"hosts", g.hosts}, {"ranks", g.ranks}});
     }
   }
-  json reference = json::array();
-  for (const auto& r : v.reference) {
-    reference.push_back(optional_json(r));
+  json splits = json::array();
+  for (const auto& s : v.splits) {
+    splits.push_back({{"local_rank", s.lane},
+                      {"parts", s.parts},
+                      {"pairs_across", s.pairs_across},
+                      {"median_of_reference_across", optional_json(s.median_across)}});
   }
-  const bool named = v.anything_named();
-  const json doc = {{"benchmark", v.benchmark},
-                    {"metric", v.metric},
-                    {"stat", v.stat},
-                    {"unit", v.unit},
-                    {"size_bytes", v.size_bytes},
-                    {"in_place", v.in_place},
-                    {"threshold", v.threshold},
-                    {"rule", v.rule()},
-                    {"reference", reference},
-                    {"files", v.files},
-                    {"bad_hosts", bad_hosts},
-                    {"bad_links", bad_links},
-                    {"hosts", hosts},
-                    {"pairs", pairs},
-                    {"groups", groups},
-                    {"low_groups", low_groups},
-                    {"verdict", named ? "fail" : "pass"}};
-  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  const auto per_lane = [](const std::vector<std::optional<double>>& values) {
+    json out = json::array();
+    for (const auto& x : values) {
+      out.push_back(optional_json(x));
+    }
+    return out;
+  };
+  return {{"benchmark", v.benchmark},
+          {"metric", v.metric},
+          {"stat", v.stat},
+          {"unit", v.unit},
+          {"size_bytes", v.size_bytes},
+          {"in_place", v.in_place},
+          {"threshold", v.threshold},
+          {"rule", v.rule()},
+          {"level", per_lane(v.level)},
+          {"anchor", per_lane(v.anchor)},
+          {"anchor_basis", v.anchor_basis},
+          {"reference", per_lane(v.reference)},
+          {"fleet_low", v.fleet_low},
+          {"splits", splits},
+          {"partial", v.partial},
+          {"missing_pairs", v.missing},
+          {"measured", v.measured},
+          {"files", v.files},
+          {"bad_hosts", bad_hosts},
+          {"bad_links", bad_links},
+          {"hosts", hosts},
+          {"groups", groups},
+          {"low_groups", low_groups},
+          {"verdict", v.anything_named() ? "fail" : "pass"}};
+}
+
+/// The document key by key in name order (as a dump), with "pairs" written one pair at a time: a tree of half
+/// a million pairs would take gigabytes.
+std::string render_json(const FleetVerdict& v) {
+  const json head = head_json(v);
+  const Devices devices = devices_of(v);
+  std::string out = "{";
+  bool pairs_done = false;
+  const auto write_pairs = [&] {
+    out += "\n  \"pairs\": [";
+    for (std::size_t i = 0; i < v.pairs.size(); ++i) {
+      out += (i == 0 ? "\n    " : ",\n    ") + indented(indented(dumped(pair_json(v, devices, v.pairs[i]))));
+    }
+    out += v.pairs.empty() ? "]," : "\n  ],";
+    pairs_done = true;
+  };
+  for (const auto& [key, value] : head.items()) {
+    if (!pairs_done && key > "pairs") {
+      write_pairs();
+    }
+    out += fmt::format("\n  {}: {},", json(key).dump(), indented(dumped(value)));
+  }
+  if (!pairs_done) {
+    write_pairs();
+  }
+  out.pop_back();  // the last comma
+  return out + "\n}\n";
+}
+
+std::string testcase(const std::string& classname, const std::string& name, const std::string& failure_type,
+                     const std::string& message, const std::string& body) {
+  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", classname, xml_escape(name));
+  if (failure_type.empty()) {
+    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(body));
+  } else {
+    out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(message), failure_type,
+                       xml_escape(body));
+  }
+  return out + "    </testcase>\n";
 }
 
 }  // namespace
@@ -273,49 +487,52 @@ std::string render_fleet(const FleetVerdict& verdict, Format format, bool colour
 }
 
 std::string render_fleet_junit(const FleetVerdict& v) {
-  const auto links = v.bad_links();
-  const auto bad_hosts = v.bad_hosts();
-  const auto low_groups = v.low_groups();
-  const std::size_t tests = v.hosts.size() + links.size() + low_groups.size();
-  const std::size_t failures = bad_hosts.size() + links.size() + low_groups.size();
+  std::string cases;
+  std::size_t tests = 0;
+  std::size_t failures = 0;
+  const auto add = [&](const std::string& text, bool failed) {
+    cases += text;
+    ++tests;
+    failures += failed ? 1U : 0U;
+  };
+  for (std::size_t lane = 0; lane < v.fleet_low.size(); ++lane) {
+    const std::string name = v.benchmark + lane_prefix(static_cast<int>(lane), v.lanes);
+    add(v.fleet_low[lane]
+            ? testcase("ccbench.fleet.level", name, "fleet_low", "FLEET LOW", fleet_low_line(v, lane))
+            : testcase("ccbench.fleet.level", name, "", "",
+                       fmt::format("level {} against the anchor {} ({})\n", figure_text(v.level[lane], v.unit),
+                                   figure_text(v.anchor[lane], v.unit), v.anchor_basis)),
+        v.fleet_low[lane]);
+  }
+  for (const auto& s : v.splits) {
+    std::vector<std::string> parts;
+    for (const auto& part : s.parts) {
+      parts.push_back(fmt::format("{}", fmt::join(part, ",")));
+    }
+    add(testcase("ccbench.fleet.split", fmt::format("{}", fmt::join(parts, " | ")), "split", "SPLIT", split_line(v, s)),
+        true);
+  }
+  for (const auto& h : v.hosts) {
+    const std::string body = fmt::format("rank {}{}: {} of {} {} LOW, median {} of the reference\n", h.rank,
+                                         devices_text(h.device), h.low, h.pairs, unit_noun(v), pct(h.median_score));
+    add(testcase("ccbench.fleet.host", host_label(h, v.lanes), h.bad ? "bad_host" : "",
+                 "BAD HOST " + host_label(h, v.lanes), body),
+        h.bad);
+  }
+  for (const FleetPair* p : v.bad_links()) {
+    const std::string name = link_label(*p, v.lanes);
+    add(testcase("ccbench.fleet.link", name, "bad_link", "BAD LINK " + name, bad_link_line(v, *p)), true);
+  }
+  for (const FleetGroup* g : v.low_groups()) {
+    add(testcase("ccbench.fleet.group", g->id, "low_group", "LOW GROUP " + g->id, group_line(v, *g)), true);
+  }
   const auto counts = fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="0")", tests, failures);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"ccbench fleet\" {}>\n", counts);
   out += fmt::format("  <testsuite name=\"{}\" {}>\n", xml_escape("ccbench fleet: " + v.benchmark), counts);
   out += fmt::format("    <properties>\n      <property name=\"rule\" value=\"{}\"/>\n    </properties>\n",
                      xml_escape(v.rule()));
-  const auto lines = verdict_lines(v);
-  for (const auto& h : v.hosts) {
-    out += fmt::format("    <testcase classname=\"ccbench.fleet.host\" name=\"{}\">\n",
-                       xml_escape(host_label(h, v.lanes)));
-    const std::string body =
-        xml_escape(fmt::format("rank {}{}: {} of {} {} LOW, median {} of the reference\n", h.rank,
-                               devices_text(h.device), h.low, h.pairs, unit_noun(v), pct(h.median_score)));
-    if (h.bad) {
-      out += fmt::format("      <failure message=\"{}\" type=\"bad_host\">{}</failure>\n",
-                         xml_escape("BAD HOST " + host_label(h, v.lanes)), body);
-    } else {
-      out += fmt::format("      <system-out>{}</system-out>\n", body);
-    }
-    out += "    </testcase>\n";
-  }
-  for (const FleetPair* p : links) {
-    const std::string name = link_label(*p, v.lanes);
-    const auto line = std::find_if(lines.begin(), lines.end(),
-                                   [&](const std::string& l) { return l.starts_with("BAD LINK " + name + ": "); });
-    out += fmt::format("    <testcase classname=\"ccbench.fleet.link\" name=\"{}\">\n", xml_escape(name));
-    out += fmt::format("      <failure message=\"{}\" type=\"bad_link\">{}</failure>\n", xml_escape("BAD LINK " + name),
-                       xml_escape(line != lines.end() ? *line : name));
-    out += "    </testcase>\n";
-  }
-  for (const FleetGroup* g : low_groups) {
-    out += fmt::format("    <testcase classname=\"ccbench.fleet.group\" name=\"{}\">\n", xml_escape(g->id));
-    out += fmt::format("      <failure message=\"{}\" type=\"low_group\">{}</failure>\n",
-                       xml_escape("LOW GROUP " + g->id), xml_escape(group_line(v, *g)));
-    out += "    </testcase>\n";
-  }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  return out + cases + "  </testsuite>\n</testsuites>\n";
 }
 
 }  // namespace ccbench::report

@@ -147,12 +147,20 @@ std::string distinct(const ResultDocument& doc, Field field) {
   return join(std::vector<std::string>(values.begin(), values.end()), ", ");
 }
 
+constexpr std::size_t kHostsNamed = 8;  // a run on more hosts names the first and the last few
+
 std::string runs_table_row(const LoadedRun& run, const std::string& run_name) {
   const auto& doc = run.doc;
   std::vector<std::string> hosts;
   std::size_t ranks = 0;
-  for (const auto& host : doc.environment.hosts) {
-    hosts.push_back(esc(host.hostname));
+  const std::size_t n = doc.environment.hosts.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& host = doc.environment.hosts[i];
+    if (n <= kHostsNamed || i < kHostsNamed / 2 || i + 2 >= n) {
+      hosts.push_back(esc(host.hostname));
+    } else if (i == kHostsNamed / 2) {
+      hosts.push_back(fmt::format("... ({} hosts in all)", n));
+    }
     ranks += host.ranks.size();
   }
   std::vector<std::string> libraries;
@@ -408,6 +416,47 @@ std::string result_tables(const std::vector<LoadedRun>& runs, const std::vector<
   return out;
 }
 
+/// Pair or host groups of a fleet sweep shown one by one (a plot and a table each) at most; a sweep of more is
+/// shown by its fleet section alone (1,024 hosts are half a million pairs).
+constexpr std::size_t kMaxFleetGroupsShown = 64;
+
+bool is_fleet_case(const CaseResult& r) {
+  return (r.group == "pair" && r.group_hosts.size() == 2) || r.group == "hosts";
+}
+
+/// `runs` without the fleet results when they hold more than kMaxFleetGroupsShown groups (their count in `left_out`).
+std::vector<LoadedRun> without_a_large_fleet(const std::vector<LoadedRun>& runs, std::size_t& left_out) {
+  std::set<std::pair<std::size_t, std::string>> groups;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& r : runs[i].doc.results) {
+      if (is_fleet_case(r)) {
+        groups.emplace(i, r.group_id);
+      }
+    }
+  }
+  left_out = 0;
+  if (groups.size() <= kMaxFleetGroupsShown) {
+    return runs;
+  }
+  std::vector<LoadedRun> out;
+  for (const auto& run : runs) {
+    LoadedRun copy;
+    copy.path = run.path;
+    copy.schema_version = run.schema_version;
+    copy.doc.run = run.doc.run;
+    copy.doc.environment = run.doc.environment;
+    for (const auto& r : run.doc.results) {
+      if (is_fleet_case(r)) {
+        ++left_out;
+      } else {
+        copy.doc.results.push_back(r);
+      }
+    }
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_html(const std::vector<LoadedRun>& runs, const HtmlOptions& options) {
@@ -423,8 +472,16 @@ std::string render_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o
       runs.size());
   out += runs_table(runs, names);
   out += detail::fleet_section(runs);
-  out += plots(runs, names);
-  out += result_tables(runs, names);
+  std::size_t fleet_cases = 0;
+  const std::vector<LoadedRun> shown = without_a_large_fleet(runs, fleet_cases);
+  if (fleet_cases > 0) {
+    out += fmt::format(
+        "<p class=\"note\">The {} results of the fleet sweep's pairs or groups are judged and drawn in the fleet "
+        "section above, not plotted and tabled one by one (more than {} groups).</p>\n",
+        fleet_cases, kMaxFleetGroupsShown);
+  }
+  out += plots(shown, names);
+  out += result_tables(shown, names);
   return out + "</body>\n</html>\n";
 }
 

@@ -50,13 +50,19 @@ bool append_entity(std::string& out, char c) {
 
 }  // namespace
 
-std::string html_escape(std::string_view text) {
+std::string html_escape(std::string_view text) { return xml_escape(text); }
+
+std::string markdown_escape(std::string_view text) {
   std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (!append_entity(out, c)) {
-      out += c;
+  for (const char c : html_escape(text)) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+      continue;
     }
+    if (std::string_view("\\`*_[]|#").find(c) != std::string_view::npos) {
+      out += '\\';
+    }
+    out += c;
   }
   return out;
 }
@@ -81,9 +87,10 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
-    return std::string(text);
+std::string csv_field(std::string_view raw) {
+  const std::string text = printable(raw);  // one record a line: no control character
+  if (text.find_first_of(",\"") == std::string_view::npos) {
+    return text;
   }
   std::string out = "\"";
   for (const char c : text) {

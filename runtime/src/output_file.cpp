@@ -138,11 +138,19 @@ void check_folder(const std::filesystem::path& path, std::string_view flag) {
     ::close(fd);
     return;
   }
-  if (no_tmpfile_support(err) ? ::access(dir.c_str(), W_OK | X_OK) == 0 : false) {
-    return;
+  int probe_err = err;
+  if (no_tmpfile_support(err)) {  // the filesystem has no O_TMPFILE (or is /proc): try a named file
+    const auto probe = dir / fmt::format(".ccbench-probe.{}", ::getpid());
+    const int probe_fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    probe_err = errno;
+    if (probe_fd >= 0) {
+      ::close(probe_fd);
+      ::unlink(probe.c_str());
+      return;
+    }
   }
   throw UsageError(fmt::format("{} {}: its folder {} is not writable: {}", flag, path.string(), dir.string(),
-                               std::strerror(no_tmpfile_support(err) ? errno : err)));
+                               std::strerror(probe_err)));
 }
 
 std::string holder_of(int fd) {

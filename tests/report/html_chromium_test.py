@@ -12,6 +12,9 @@
               on the bad-host page, node1-node3's cells on the bad-link page, nothing on the equal page; in
               the screenshot the outline colour's pixels (none on the equal page: the control), red cells and
               green cells
+  raster      a synthetic sweep of 120 hosts (tests/tools/synthetic_fleet.py), too many for a cell per pair: one
+              image (a pixel per pair) with n30's and n90's rows and columns outlined, no cell element, the LOW
+              pairs alone in the table; in the screenshot, red where the bad hosts' pairs are, and green
 
 Exit 0 pass, 1 fail, 77 skipped (no `chromium` on PATH). The page and the screenshot stay in a kept temp dir.
 Usage: html_chromium_test.py --report BIN --data tests/data/report [--profiles DIR]
@@ -298,6 +301,46 @@ def check_fleet(browser, report, data, workdir):
     print(f"kept: {workdir}/fleet-*.html and .png")
 
 
+RASTER_HOSTS = 120
+RASTER_BAD = {30: 0.5, 90: 0.5}
+
+
+def check_fleet_raster(browser, report, workdir):
+    from PIL import Image
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+    import synthetic_fleet
+    sweep = os.path.join(workdir, f"fleet-{RASTER_HOSTS}.json")
+    synthetic_fleet.write_sweep(sweep, RASTER_HOSTS, bad=RASTER_BAD)
+    page = os.path.join(workdir, "fleet-raster.html")
+    png = page.replace(".html", ".png")
+    p = subprocess.run([report, "html", sweep, "-o", page], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        fail(f"ccbench-report html of {RASTER_HOSTS} hosts exited {p.returncode}: {p.stderr.strip()}")
+    size = os.path.getsize(page)
+    dump, lines = browser.run(page, "--dump-dom")
+    if lines:
+        fail("raster page: console messages:\n" + "\n".join(lines))
+    rects = Rects(dump)
+    flagged = {r.get("data-host") for r in rects.of_class("flag-host")}
+    images = dump.count('class="heatmap-image"')
+    low_rows = dump.count("LOW (BAD HOST")
+    expected_low = sum(RASTER_HOSTS - 1 for _ in RASTER_BAD) - 1  # the pair of the two bad hosts once
+    if rects.of_class("cell") or images != 1 or flagged != {f"n{h}" for h in RASTER_BAD} or low_rows != expected_low:
+        fail(f"raster page: {len(rects.of_class('cell'))} cells, {images} images, outlined {flagged}, "
+             f"{low_rows} LOW rows (expected {expected_low})")
+    _, lines = browser.run(page, f"--window-size={WINDOW[0]},{WINDOW[1]}", f"--screenshot={png}")
+    if lines or not os.path.exists(png):
+        fail(f"raster page: no screenshot, or console messages: {lines}")
+    image = Image.open(png).convert("RGB")
+    red = count_matching(image, lambda c: c[0] > 200 and c[1] < 140 and c[2] < 100)
+    green = count_matching(image, lambda c: c[0] < 80 and c[1] > 120 and c[2] < 110)
+    print(f"fleet raster: {RASTER_HOSTS} hosts, page {size / 1024:.0f} KiB, 1 image, outlined {sorted(flagged)}, "
+          f"{low_rows} LOW pairs tabled; screenshot pixels: red {red}, green {green}")
+    # Each bad host's row and column: 2 x 119 pixels of the 120 x 120 image, each drawn 800/120 px wide.
+    if red < 2 * 2 * 100 * 6 or green < 100 * 100 * 20:
+        fail(f"raster page: {red} red and {green} green pixels")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", required=True)
@@ -324,9 +367,11 @@ def main():
     check_dom(browser, page)
     check_screenshot(browser, page, png)
     check_fleet(browser, args.report, args.data, workdir)
+    check_fleet_raster(browser, args.report, workdir)
     print(f"kept: {page}\nkept: {png}")
     print("PASS: html page renders in chromium without console messages; hostname escaped; plot drawn; fleet "
-          "heatmaps: a cell per ordered pair, the bad host and the bad link outlined, none on the equal sweep")
+          "heatmaps: a cell per ordered pair, the bad host and the bad link outlined, none on the equal sweep; "
+          f"{RASTER_HOSTS} hosts drawn as one image with the bad hosts outlined")
     return 0
 
 

@@ -24,7 +24,14 @@ TEST(ReportText, CsvFieldQuotesOnlyWhenNeeded) {
   EXPECT_EQ(csv_field("plain"), "plain");
   EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
   EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field("two\nlines"), "two?lines");  // one record a line: no control character
+  EXPECT_EQ(csv_field("bell\x07, tab\t"), "\"bell?, tab?\"");
+}
+
+TEST(ReportText, MarkdownEscapeKeepsMarkupAndMarksInert) {
+  EXPECT_EQ(markdown_escape("<script>*x*</script>"), "&lt;script&gt;\\*x\\*&lt;/script&gt;");
+  EXPECT_EQ(markdown_escape("a|b_c\nd"), "a\\|b\\_c d");
+  EXPECT_EQ(markdown_escape("ctl\x01"), "ctl\xEF\xBF\xBD");
 }
 
 TEST(ReportText, PrintableDefusesTerminalEscapes) {

@@ -1,15 +1,18 @@
 #pragma once
-// `ccbench-report fleet FILE...`: the verdict of an --all-pairs (or --hosts-per-group) sweep that names the part. Each
-// pair of hosts is set against the fleet's own reference (the median over hosts of each host's median pair), a host
-// whose pairs are low nearly everywhere is a BAD HOST, and a low pair between two hosts that are fine elsewhere is a
-// BAD LINK. Bad input (other benches or sizes mixed, fewer than 3 hosts, a pair missing or measured twice) throws
-// InputError: exit 2.
+// `ccbench-report fleet FILE...`: the verdict of an --all-pairs (or --hosts-per-group) sweep that names the part.
+// Each pair of hosts is set against the fleet's healthy level: a fault only slows a pair down, so the level is that
+// of the fastest hosts, however many hosts are bad. An anchor (--reference, or each pair's spec peak) says whether
+// that level is itself low: a fleet far below it is LOW as a whole. A host whose pairs are low nearly everywhere is
+// a BAD HOST; hosts fine among themselves and slow across are a SPLIT; a low pair between two hosts fine elsewhere
+// is a BAD LINK. Bad input (other benches or sizes mixed, fewer than 3 hosts, a pair missing or measured twice,
+// nothing measured) throws InputError or UsageError: exit 2.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ccbench/report/fleet_sweep.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/text.hpp"
 
@@ -19,6 +22,9 @@ struct FleetOptions {
   double threshold = 0.2;             // a pair more than this fraction worse than the reference is LOW
   std::optional<std::uint64_t> size;  // the size judged; unset: the largest size of the sweep
   bool best = false;                  // --stat best: each pair's fastest sample, not its median
+  std::optional<double> reference;    // --reference: a healthy pair's figure (GB/s, or us for latency)
+  double expect_of_peak = 0.8;        // --expect-pct-of-peak / 100: a healthy pair's share of its spec peak
+  bool partial = false;               // --partial: judge the pairs measured (a sweep that timed out)
 };
 
 /// One pair of hosts at one local rank (a lane: local rank l of both hosts).
@@ -28,16 +34,16 @@ struct FleetPair {
   int rank_a = 0;
   int rank_b = 0;
   int lane = 0;
-  std::string device_a;  // "GPU3 0000:1b:00.0 NIC mlx5_3" from the results' topology, or ""
-  std::string device_b;
-  std::string status;           // the case's status: ok, failed, timeout, ...
-  std::optional<double> value;  // busbw (GB/s) or latency (us); unset when the case did not measure
-  double score = 0.0;           // against the lane's reference: 1 typical, below 1 worse; 0 when not ok
+  std::string status;               // the case's status: ok, failed, timed_out, ...
+  std::optional<double> value;      // busbw (GB/s) or latency (us); unset when the case did not measure
+  std::optional<double> peak_GBps;  // the spec's, when the result knew it
+  double score = 0.0;               // against the lane's reference: 1 typical, below 1 worse; 0 when not ok
   bool low = false;
-  std::string explained_by;  // a LOW pair's BAD HOST; empty for a BAD LINK (and for a pair that is fine)
-  std::string file;
+  bool across_split = false;  // a LOW pair between two parts of a SPLIT
+  std::string explained_by;   // a LOW pair's BAD HOST; empty for a BAD LINK (and for a pair that is fine)
+  std::uint32_t file = 0;     // index into FleetVerdict::files
 
-  /// "ok", "BAD LINK" or "LOW (BAD HOST node2)", as every printer says it.
+  /// "ok", "BAD LINK", "LOW (SPLIT)" or "LOW (BAD HOST node2)", as every printer says it.
   [[nodiscard]] std::string verdict() const;
   /// The score when the pair measured; unset when it did not.
   [[nodiscard]] std::optional<double> of_reference() const { return value ? std::optional(score) : std::nullopt; }
@@ -73,6 +79,14 @@ struct FleetHost {
   bool bad = false;
 };
 
+/// Hosts fine among themselves and LOW between: the parts of one lane (two or more, of 2 hosts or more each).
+struct FleetSplit {
+  int lane = 0;
+  std::vector<std::vector<std::string>> parts;
+  std::size_t pairs_across = 0;         // LOW pairs between two parts
+  std::optional<double> median_across;  // their median score
+};
+
 struct FleetVerdict {
   std::string benchmark;
   std::string metric;  // "busbw" or "latency"
@@ -83,18 +97,28 @@ struct FleetVerdict {
   bool in_place = false;
   int lanes = 1;
   double threshold = 0.2;
-  std::vector<std::optional<double>> reference;  // per lane; unset when no pair of the lane measured
-  std::vector<FleetHost> hosts;                  // lane by lane, hosts in name order
-  std::vector<FleetPair> pairs;                  // lane by lane, pairs in name order
-  std::vector<FleetGroup> groups;                // a --hosts-per-group sweep (then no pairs), by id
+  std::vector<std::optional<double>> level;      // per lane: the healthy level of the data; unset: none measured
+  std::vector<std::optional<double>> anchor;     // per lane: what a healthy pair reaches (--reference, spec)
+  std::vector<std::optional<double>> reference;  // per lane: what the pairs are judged against
+  std::vector<bool> fleet_low;                   // per lane: the level below the anchor's LOW line
+  std::string anchor_basis;        // "--reference 0.006 GB/s", "80% of each pair's spec peak", or why there is none
+  std::vector<FleetHost> hosts;    // lane by lane, hosts in name order
+  std::vector<FleetPair> pairs;    // lane by lane, pairs in name order
+  std::vector<FleetGroup> groups;  // a --hosts-per-group sweep (then no pairs), by id
+  std::vector<FleetSplit> splits;
   std::vector<std::string> files;
+  bool partial = false;      // --partial: a sweep that did not reach every pair
+  std::size_t missing = 0;   // the pairs it did not reach (--partial)
+  std::size_t measured = 0;  // pairs (or groups) with a figure
 
   [[nodiscard]] std::vector<const FleetHost*> bad_hosts() const;
   [[nodiscard]] std::vector<const FleetPair*> bad_links() const;
   /// LOW groups of a --hosts-per-group sweep that hold no BAD HOST.
   [[nodiscard]] std::vector<const FleetGroup*> low_groups() const;
   [[nodiscard]] bool grouped() const { return !groups.empty(); }
-  /// A BAD HOST, a BAD LINK or a LOW GROUP: exit 1.
+  /// Any lane whose level is below its anchor's LOW line.
+  [[nodiscard]] bool any_fleet_low() const;
+  /// A BAD HOST, a BAD LINK, a LOW GROUP, a SPLIT or a fleet LOW as a whole: exit 1.
   [[nodiscard]] bool anything_named() const;
   /// The rule, in words, as every output format states it.
   [[nodiscard]] std::string rule() const;
@@ -102,12 +126,25 @@ struct FleetVerdict {
 
 /// " (local rank 3)" when the sweep pairs several local ranks per host, else "".
 std::string lane_suffix(int lane, int lanes);
+/// How every printer names a pair: "node1<->node3" (a hyphen is part of many host names).
+std::string pair_name(const std::string& host_a, const std::string& host_b);
 
-/// Judges the --all-pairs results of `runs`. Throws InputError on bad input (exit 2).
+/// Judges a sweep. Throws InputError or UsageError on bad input (exit 2).
+FleetVerdict evaluate_fleet(const FleetSweep& sweep, const FleetOptions& options);
+/// The same, of documents in memory.
 FleetVerdict evaluate_fleet(const std::vector<LoadedRun>& runs, const FleetOptions& options);
 
+/// Pairs the terminal and Markdown tables list in full; a larger sweep lists its LOW pairs (every format
+/// that a program reads, CSV and JSON, lists every pair).
+inline constexpr std::size_t kFleetPairsListed = 1000;
+
 std::string render_fleet(const FleetVerdict& verdict, Format format, bool colour);
-/// JUnit XML: one testcase per host (per lane) and one per BAD LINK.
+/// What the verdict names, a line each, as every format says it: FLEET LOW, SPLIT, BAD HOST, LOW GROUP, BAD LINK.
+std::vector<std::string> fleet_verdict_lines(const FleetVerdict& verdict);
+/// "reference busbw: 0.0055 GB/s (level 0.0055 GB/s, anchor none); anchor: ..." (per local rank when there
+/// are several), and what a partial sweep left out.
+std::string fleet_reference_text(const FleetVerdict& verdict);
+/// JUnit XML: one testcase per host (per lane), per BAD LINK, per LOW GROUP, per SPLIT and per lane LOW as a whole.
 std::string render_fleet_junit(const FleetVerdict& verdict);
 
 }  // namespace ccbench::report

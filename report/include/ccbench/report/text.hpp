@@ -14,11 +14,16 @@ enum class Format { Terminal, Markdown, Csv, Json };
 /// "terminal" | "markdown" | "md" | "csv" | "json"; nullopt otherwise.
 std::optional<Format> parse_format(std::string_view text);
 
-/// Escapes & < > " ' for HTML text and attribute values.
+/// Escapes & < > " ' for HTML text and attribute values, and replaces control characters and invalid UTF-8 with
+/// U+FFFD (as xml_escape).
 std::string html_escape(std::string_view text);
 /// Escapes & < > " ' for XML, and replaces what XML 1.0 cannot hold (control characters, invalid UTF-8) with U+FFFD.
 std::string xml_escape(std::string_view text);
-/// One CSV field (RFC 4180): quoted when it holds a comma, quote, or line break.
+/// Text for Markdown: HTML escaped (Markdown renders inline HTML), Markdown's own marks (\ ` * _ [ ] | #)
+/// backslashed, and on one line.
+std::string markdown_escape(std::string_view text);
+/// One CSV field (RFC 4180): control characters and invalid UTF-8 as '?' (one record a line), quoted when it
+/// holds a comma or a quote.
 std::string csv_field(std::string_view text);
 /// Fixed notation with `digits` after the point; "-" for nullopt.
 std::string format_number(std::optional<double> value, int digits);

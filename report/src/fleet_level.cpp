@@ -1,0 +1,190 @@
+// The fleet's level, its anchor and the reference a lane is judged against; the verdict's own queries and rule.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "fleet_internal.hpp"
+
+namespace ccbench::report {
+
+namespace detail {
+
+double median_of(std::vector<double> v) {
+  const std::size_t n = v.size();
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2 == 1) {
+    return *mid;
+  }
+  return (*std::max_element(v.begin(), mid) + *mid) / 2.0;
+}
+
+std::optional<double> figure(const FleetSweep::Case& c, bool latency, bool best, const FleetSweep& sweep,
+                             const std::string& unit) {
+  if (!c.measured()) {
+    return std::nullopt;
+  }
+  double value = c.busbw_GBps;
+  if (latency) {
+    value = (best ? c.min_s : c.p50_s) * 1e6;
+  } else if (best && c.min_s > 0.0 && c.p50_s > 0.0) {
+    value = c.busbw_GBps * c.p50_s / c.min_s;
+  }
+  if (!(value > 0.0) || !std::isfinite(value)) {
+    throw InputError(sweep.files().at(c.file).path, "",
+                     fmt::format("{} is ok with a {} of {:g} {}: not a measurement", c.group_id,
+                                 latency ? "latency" : "busbw", value, unit));
+  }
+  return value;
+}
+
+std::optional<double> healthy_level(const std::vector<double>& goodness, double threshold) {
+  if (goodness.empty()) {
+    return std::nullopt;
+  }
+  const double best = *std::max_element(goodness.begin(), goodness.end());
+  std::vector<double> top;
+  std::copy_if(goodness.begin(), goodness.end(), std::back_inserter(top),
+               [&](double g) { return g >= (1.0 - threshold) * best; });
+  return median_of(std::move(top));
+}
+
+std::optional<double> anchor_of(FleetVerdict& v, const FleetOptions& options, const std::vector<double>& peaks,
+                                std::size_t unknown, std::size_t measured) {
+  if (options.reference) {
+    v.anchor_basis = fmt::format("--reference {:g} {}", *options.reference, v.unit);
+    return goodness(*options.reference, v.higher_is_better);
+  }
+  if (!v.higher_is_better) {
+    v.anchor_basis = "a latency has no spec peak: give --reference US";
+    return std::nullopt;
+  }
+  if (peaks.empty() || unknown > 0) {
+    v.anchor_basis = fmt::format(
+        "the spec peak is unknown for {} of the {} measured {}: give --reference GBPS, or run the bench with "
+        "--peak-GBps",
+        unknown, measured, v.grouped() ? "groups" : "pairs");
+    return std::nullopt;
+  }
+  const double peak = median_of(peaks);
+  v.anchor_basis = fmt::format("{:g}% of the spec peak {:.4g} GB/s (the median peak_GBps at the level)",
+                               100.0 * options.expect_of_peak, peak);
+  return options.expect_of_peak * peak;
+}
+
+std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level, std::optional<double> anchor) {
+  const auto value = [&](std::optional<double> g) {
+    return g ? std::optional<double>(goodness(*g, v.higher_is_better)) : std::nullopt;  // its own inverse
+  };
+  const bool low = level && anchor && *level < (1.0 - v.threshold) * *anchor;
+  std::optional<double> reference = level;
+  if (level && anchor && !low) {
+    reference = std::max(*level, *anchor);
+  }
+  v.level.push_back(value(level));
+  v.anchor.push_back(value(anchor));
+  v.reference.push_back(value(reference));
+  v.fleet_low.push_back(low);
+  return reference;
+}
+
+}  // namespace detail
+
+std::string FleetPair::verdict() const {
+  if (!low) {
+    return "ok";
+  }
+  if (across_split) {
+    return "LOW (SPLIT)";
+  }
+  return explained_by.empty() ? "BAD LINK" : "LOW (BAD HOST " + explained_by + ")";
+}
+
+std::string FleetGroup::verdict() const { return !low ? "ok" : explained ? "LOW (holds a BAD HOST)" : "LOW GROUP"; }
+
+std::string lane_suffix(int lane, int lanes) { return lanes > 1 ? fmt::format(" (local rank {})", lane) : ""; }
+
+std::string pair_name(const std::string& host_a, const std::string& host_b) {
+  return fmt::format("{}<->{}", host_a, host_b);
+}
+
+std::vector<const FleetHost*> FleetVerdict::bad_hosts() const {
+  std::vector<const FleetHost*> out;
+  for (const auto& h : hosts) {
+    if (h.bad) {
+      out.push_back(&h);
+    }
+  }
+  return out;
+}
+
+std::vector<const FleetPair*> FleetVerdict::bad_links() const {
+  std::vector<const FleetPair*> out;
+  for (const auto& p : pairs) {
+    if (p.low && !p.across_split && p.explained_by.empty()) {
+      out.push_back(&p);
+    }
+  }
+  return out;
+}
+
+std::vector<const FleetGroup*> FleetVerdict::low_groups() const {
+  std::vector<const FleetGroup*> out;
+  for (const auto& g : groups) {
+    if (g.low && !g.explained) {
+      out.push_back(&g);
+    }
+  }
+  return out;
+}
+
+bool FleetVerdict::any_fleet_low() const {
+  return std::find(fleet_low.begin(), fleet_low.end(), true) != fleet_low.end();
+}
+
+bool FleetVerdict::anything_named() const {
+  return any_fleet_low() || !splits.empty() || !bad_hosts().empty() || !bad_links().empty() || !low_groups().empty();
+}
+
+std::string FleetVerdict::rule() const {
+  const double pct = 100.0 * (1.0 - threshold);
+  const std::string unit_noun = grouped() ? "group" : "pair";
+  const std::string low_text = higher_is_better ? fmt::format("below {:g}% of the reference", pct)
+                                                : fmt::format("above the reference latency / {:g}%", pct);
+  const std::string sample = stat == "best" ? "of its fastest sample" : "of its median sample";
+  const std::string level_text = fmt::format(
+      "the fleet's level is the median of the {}s within {:g}% of the {} one (a fault only slows a {} down, so "
+      "the {} are the healthy ones, however many hosts are bad)",
+      unit_noun, 100.0 * threshold, higher_is_better ? "fastest" : "quickest", unit_noun,
+      higher_is_better ? "fastest" : "quickest");
+  const bool anchored = std::any_of(anchor.begin(), anchor.end(), [](const auto& a) { return a.has_value(); });
+  const std::string anchored_text =
+      anchored ? fmt::format(
+                     "the anchor is {}: the reference is the better of the level and the anchor, and a level "
+                     "{} of the anchor is LOW as a whole (FLEET LOW: its {}s are then judged against the "
+                     "level)",
+                     anchor_basis,
+                     higher_is_better ? fmt::format("below {:g}%", pct) : fmt::format("above the anchor / {:g}%", pct),
+                     unit_noun)
+               : fmt::format(
+                     "there is no anchor ({}): the reference is the level, so a fleet slow everywhere reads as "
+                     "fine",
+                     anchor_basis);
+  if (grouped()) {
+    return fmt::format(
+        "each group's {} {}; {}; {}; a group is LOW {}, or when it did not measure; a host is a BAD HOST when "
+        "every one of its groups (2 at least: one per round) is LOW; a LOW group that holds no BAD HOST is a LOW "
+        "GROUP (a slow link inside it, or a host slow in one round only)",
+        metric, sample, level_text, anchored_text, low_text);
+  }
+  return fmt::format(
+      "each pair's {} {}; {}; {}; a pair is LOW {}{}, or when it did not measure; hosts joined by pairs that are "
+      "not LOW form parts, and two parts or more of 2 hosts or more are a SPLIT (fine inside, LOW between: a path "
+      "they share); a host is a BAD HOST when more than half of its pairs with hosts not named already are LOW "
+      "(2 such pairs at least; the worst host first; pairs across a SPLIT not counted); a LOW pair between two "
+      "hosts that are not BAD HOSTs is a BAD LINK",
+      metric, sample, level_text, anchored_text, low_text, lanes > 1 ? " (per local rank)" : "");
+}
+
+}  // namespace ccbench::report
