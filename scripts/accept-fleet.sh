@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Fleet acceptance (issue 17): one bench over every pair of hosts (--all-pairs), judged by
-# `ccbench-report fleet`, which names a BAD HOST or a BAD LINK; the verdict is the exit code.
+# `ccbench-report fleet`, which names a FLEET LOW, a SPLIT, a BAD HOST or a BAD LINK; the verdict is the exit code.
+#   0. ccbench-report fleet --check: the verdict's options, before any host is used
 #   1. BENCH --all-pairs at one size over the hosts of --hostfile (mpirun) or of the allocation (srun)
 #   2. ccbench-report fleet OUT/fleet.json --junit OUT/fleet.xml (terminal), fleet.md, fleet.html
-# Exit: 0 nothing named; 1 a BAD HOST or BAD LINK named (or the sweep ended without a result);
-# 2 bad input (one line); 3 the sweep timed out.
+#      (a sweep that timed out: the pairs it measured, --partial)
+# Exit: 0 nothing named; 1 something named (or the sweep ended without a result);
+# 2 bad input (one line); 3 the sweep timed out (after the verdict on what it measured).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 # shellcheck source=SCRIPTDIR/lib/workflow.sh
@@ -18,8 +20,9 @@ usage: $prog [options]
 
 Runs one bench with --all-pairs over every host (every pair of hosts, local rank l with local
 rank l, in rounds of disjoint pairs side by side) and judges it with ccbench-report fleet: each
-pair against the fleet's own reference; a host low nearly everywhere is a BAD HOST, a pair low
-between two hosts fine elsewhere is a BAD LINK.
+pair against the fleet's healthy level and an anchor; a level far below the anchor is FLEET LOW,
+hosts fine among themselves and slow between are a SPLIT, a host low nearly everywhere is a BAD
+HOST, a pair low between two hosts fine elsewhere is a BAD LINK.
 
 options:
   --hostfile FILE       the hosts (mpirun's hostfile: one host per line, "slots=N" allowed);
@@ -30,6 +33,8 @@ options:
   --ranks-per-host N    ranks on each host, paired by local rank (default 1)
   --threshold PCT       a pair more than PCT% below the reference is LOW (default 20)
   --stat median|best    each pair's median sample (default) or its fastest (ccbench-report fleet --stat)
+  --reference X         the anchor: a healthy pair's figure (GB/s; us for ib_write_lat), as
+                        ccbench-report fleet --reference (default: the results' spec peak, when known)
   --out DIR             where results go (default: results/fleet-UTCSTAMP); must not hold files
   --bin DIR             bench binaries (default: \$CCBENCH_BIN, else build/bench/apps)
   --report PATH         ccbench-report (default: next to the benches' build, else PATH)
@@ -39,12 +44,12 @@ options:
   --bind none|auto      passed to the bench (default auto)
   -h, --help            this text
 
-exit: 0 nothing named, 1 a BAD HOST or BAD LINK (or no result), 2 bad input, 3 the sweep timed out
+exit: 0 nothing named, 1 something named (or no result), 2 bad input, 3 the sweep timed out
 EOF
 }
 
 hostfile="" bench=sendrecv size="" per_host=1 threshold=20 out="" bin_dir=${CCBENCH_BIN:-} report=""
-launcher=mpirun launcher_args="" timeout="" bind=auto stat=median
+launcher=mpirun launcher_args="" timeout="" bind=auto stat=median reference=""
 set_option() {  # set_option OPTION VALUE (parse_options)
   case $1 in
     --hostfile) hostfile=$2 ;;
@@ -53,6 +58,7 @@ set_option() {  # set_option OPTION VALUE (parse_options)
     --ranks-per-host) per_host=$2 ;;
     --threshold) threshold=$2 ;;
     --stat) stat=$2 ;;
+    --reference) reference=$2 ;;
     --out) out=$2 ;;
     --bin) bin_dir=$2 ;;
     --report) report=$2 ;;
@@ -62,8 +68,8 @@ set_option() {  # set_option OPTION VALUE (parse_options)
     --bind) bind=$2 ;;
   esac
 }
-parse_options --hostfile --bench --size --ranks-per-host --threshold --stat --out --bin --report --launcher \
-  --mpirun-args --timeout --bind -- "$@"
+parse_options --hostfile --bench --size --ranks-per-host --threshold --stat --reference --out --bin --report \
+  --launcher --mpirun-args --timeout --bind -- "$@"
 
 case $bench in
   sendrecv | allreduce | allgather | reducescatter | broadcast | reduce | alltoall | ib_write_bw | ib_write_lat) ;;
@@ -72,8 +78,6 @@ esac
 [ "$bench" = ib_write_lat ] && size=${size:-2} || size=${size:-64M}
 [[ $size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--size '$size': expected bytes, or a size like 8M (binary)"
 [[ $per_host =~ ^[1-9][0-9]*$ ]] || die "--ranks-per-host '$per_host': expected a whole number, at least 1"
-[[ $threshold =~ ^[0-9]+\.?[0-9]*$ ]] || die "--threshold '$threshold': expected a percentage like 20"
-case $stat in median | best) ;; *) die "--stat '$stat': expected median or best" ;; esac
 check_timeout "$timeout"
 case $bind in none | auto) ;; *) die "--bind '$bind': expected none or auto" ;; esac
 set_launcher "$launcher" "$launcher_args"
@@ -97,6 +101,10 @@ exe=$bin_dir/${bench}_bench
 [ -x "$exe" ] || die "not built: ${bench}_bench (not in $bin_dir; build it, or give --bin DIR)"
 report=$(find_tool "$report" report/ccbench-report ccbench-report)
 [ -n "$report" ] && [ -x "$report" ] || die "not built: ccbench-report (give --report PATH)"
+# The verdict's options are the reporter's to judge (one rule, one message), and before the sweep, not after it.
+verdict_flags=(--threshold "$threshold" --stat "$stat")
+[ -z "$reference" ] || verdict_flags+=(--reference "$reference")
+"$report" fleet --check "${verdict_flags[@]}" || exit 2
 
 out=${out:-results/fleet-$(date -u +%Y%m%dT%H%M%SZ)}
 [ ! -d "$out" ] || [ -z "$(ls -A -- "$out")" ] || die "--out $out already holds files: give a new directory"
@@ -124,15 +132,19 @@ if [ ! -f "$out/fleet.json" ]; then
   [ "$rc" = 3 ] && exit 3
   exit 1
 fi
+# A sweep that timed out is judged on the pairs it measured (the timed-out ones count as LOW: they did not measure).
+[ "$rc" != 3 ] || verdict_flags+=(--partial)
 verdict=0
-"$report" fleet "$out/fleet.json" --threshold "$threshold" --stat "$stat" --junit "$out/fleet.xml" | tee "$out/fleet.txt" ||
+"$report" fleet "$out/fleet.json" "${verdict_flags[@]}" --junit "$out/fleet.xml" | tee "$out/fleet.txt" ||
   verdict=${PIPESTATUS[0]}
-"$report" fleet "$out/fleet.json" --threshold "$threshold" --stat "$stat" --format markdown >"$out/fleet.md" || true
-"$report" html "$out/fleet.json" -o "$out/fleet.html" --title "ccbench fleet: $hosts hosts" 2>/dev/null || true
+"$report" fleet "$out/fleet.json" "${verdict_flags[@]}" --format markdown >"$out/fleet.md" || true
+# The page holds every result in memory (the verdict streams them): 4 GiB of results is 1,024 hosts and more.
+"$report" html "$out/fleet.json" -o "$out/fleet.html" --title "ccbench fleet: $hosts hosts" --max-file-size 4G \
+  2>/dev/null || true
 [ "$verdict" != 2 ] || exit 2
 if [ "$rc" = 3 ]; then
-  echo "$prog: the sweep timed out (exit 3); the pairs it measured are judged above" >&2
+  echo "$prog: the sweep timed out (exit 3); the pairs it measured are judged above (verdict exit $verdict)" >&2
   exit 3
 fi
-echo "$prog: verdict $([ "$verdict" = 0 ] && echo "nothing named" || echo "BAD HOST or BAD LINK named") (exit $verdict); $out/fleet.{txt,md,xml,html}"
+echo "$prog: verdict $([ "$verdict" = 0 ] && echo "nothing named" || echo "something named") (exit $verdict); $out/fleet.{txt,md,xml,html}"
 exit "$verdict"

@@ -6,10 +6,11 @@
 namespace ccbench::debug {
 
 /// CCBENCH_DEBUG_STOP=POINT:RANK: rank RANK stops itself (SIGSTOP) at POINT, as a debugger or a wedged
-/// process would.
+/// process would. Points: setup; sweep (as the third size starts, counted over the rounds of --all-pairs).
 void stop_if_asked(std::string_view point, int rank);
 
-/// CCBENCH_DEBUG_FAIL=POINT:RANK: rank RANK alone throws a fatal error at POINT (a failure one rank meets).
+/// CCBENCH_DEBUG_FAIL=POINT:RANK: rank RANK alone throws a fatal error at POINT (a failure one rank meets;
+/// the points of CCBENCH_DEBUG_STOP).
 void fail_if_asked(std::string_view point, int rank);
 
 /// CCBENCH_DEBUG_EXPIRE_FIRST=RANK: every other rank's --timeout is this much longer, so that RANK is the

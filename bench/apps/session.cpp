@@ -363,10 +363,10 @@ bool Session::sweep() {
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
   }
   bool failed = false;
-  std::size_t sizes_done = 0;
   for (const std::uint64_t size : m_in.plan.sizes) {
-    if (sizes_done++ == 2) {
-      debug::fail_if_asked("sweep", m_world.rank());  // after two sizes are in the file
+    if (m_sizes_started++ == 2) {  // two sizes (of any round) are in the file
+      debug::fail_if_asked("sweep", m_world.rank());
+      debug::stop_if_asked("sweep", m_world.rank());
     }
     std::vector<CaseResult> cells;
     for (const bool in_place : m_in.plan.placements) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "fleet_internal.hpp"
 
@@ -43,10 +44,19 @@ std::optional<double> healthy_level(const std::vector<double>& goodness, double 
   if (goodness.empty()) {
     return std::nullopt;
   }
-  const double best = *std::max_element(goodness.begin(), goodness.end());
+  std::vector<double> sorted = goodness;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  // A level that one case alone holds must stand twice the threshold clear of the next, else that case is
+  // taken for noise (a sample lucky while a neighbour paused) and the level is looked for among the rest.
+  std::size_t first = 0;
+  while (first + 1 < sorted.size() && sorted[first + 1] < (1.0 - threshold) * sorted[first] &&
+         sorted[first + 1] >= (1.0 - 2.0 * threshold) * sorted[first]) {
+    ++first;
+  }
   std::vector<double> top;
-  std::copy_if(goodness.begin(), goodness.end(), std::back_inserter(top),
-               [&](double g) { return g >= (1.0 - threshold) * best; });
+  for (std::size_t i = first; i < sorted.size() && sorted[i] >= (1.0 - threshold) * sorted[first]; ++i) {
+    top.push_back(sorted[i]);
+  }
   return median_of(std::move(top));
 }
 
@@ -154,10 +164,10 @@ std::string FleetVerdict::rule() const {
                                                 : fmt::format("above the reference latency / {:g}%", pct);
   const std::string sample = stat == "best" ? "of its fastest sample" : "of its median sample";
   const std::string level_text = fmt::format(
-      "the fleet's level is the median of the {}s within {:g}% of the {} one (a fault only slows a {} down, so "
-      "the {} are the healthy ones, however many hosts are bad)",
-      unit_noun, 100.0 * threshold, higher_is_better ? "fastest" : "quickest", unit_noun,
-      higher_is_better ? "fastest" : "quickest");
+      "the fleet's level is the median of the {0}s within {1:g}% of the {2} one (a fault only slows a {0} down, so "
+      "the {2} are the healthy ones, however many hosts are bad; a {0} alone at the top must stand {3:g}% clear of "
+      "the next, else it is taken for noise and the level is found among the rest)",
+      unit_noun, 100.0 * threshold, higher_is_better ? "fastest" : "quickest", 200.0 * threshold);
   const bool anchored = std::any_of(anchor.begin(), anchor.end(), [](const auto& a) { return a.has_value(); });
   const std::string anchored_text =
       anchored ? fmt::format(

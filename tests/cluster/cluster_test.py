@@ -11,6 +11,10 @@
                                       (accept-fleet.sh; and allreduce --hosts-per-group 2, two rounds);
                                       one slow path is named BAD LINK and neither host (exit 1 both)
   cluster_test.py ... fleet-lanes     the same over 4 hosts x 2 ranks: pairs by local rank, node2 named on both
+  cluster_test.py ... fleet-majority  2 of 4 hosts at half rate: both named; all 4 at half rate against the
+                                      link's known rate (--reference): FLEET LOW (tests/cluster/cluster_fleet.py)
+  cluster_test.py ... fleet-timeout   accept-fleet.sh: --threshold 0 refused before any sweep; a sweep that
+                                      times out in its last round: exit 3 after a verdict on the pairs measured
 
 Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
 AssertionError (exit 1). Every test ends by checking that nothing of its cluster is left.
@@ -29,15 +33,13 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tools"))
 sys.path.insert(0, str(HERE))
+import cluster_fleet  # noqa: E402
 import nscluster  # noqa: E402
 import validate_result  # noqa: E402
 
 SKIP = 77
 TCP_PAYLOAD = 1448 / 1514  # TCP/IP and Ethernet headers per full frame
-# With one TCP connection per peer, ob1's rendezvous reply to the peer's message queues behind this rank's
-# own bulk data, so the two directions of an exchange often run one after the other: half the link's
-# rate. Sending up to 32 MiB eagerly (no reply needed) keeps both directions busy, as on a real link.
-FULL_DUPLEX_MCA = {"btl_tcp_eager_limit": 32 << 20, "btl_tcp_max_send_size": 32 << 20}
+FULL_DUPLEX_MCA = nscluster.FULL_DUPLEX_MCA
 RATES_MBIT = [200, 500]  # above 500 a 2-core machine is CPU-bound, not link-bound
 RATE_SIZES = ["-b", "1M", "-e", "16M", "-f", "2"]
 RATE_ASSERTED_FROM = 4 << 20
@@ -46,10 +48,6 @@ SPLIT_MBIT = 300
 SPLIT_SIZE = 8 << 20
 SPLIT_NODE_FACTOR = 5.0
 SPLIT_CROSS_TOLERANCE = 0.25
-FLEET_MBIT = 50  # 2 pairs side by side, both ways: 200 Mbit/s of TCP on 2 cores, well inside what they carry
-FLEET_SLOW_MBIT = 25
-FLEET_HOSTS = 4
-FLEET_SWEEP = ["-b", "2M", "-e", "2M", "-n", "5", "-w", "1", "--placement", "out", "-c", "0"]
 KILL_MBIT = 500
 KILL_AFTER_SIZES = 3
 # Sizes double up to 256 MiB, minutes over the link: the sweep is still running when the signal comes.
@@ -380,121 +378,8 @@ def sigstop_setup(env, _args):
     print(f"PASS: set-up timed out, exit {EXIT_TIMEOUT}, every process gone {seconds:.2f} s after the stop")
 
 
-# ---- fleet -------------------------------------------------------------------------------------
-
-
-def fleet_sweep(env, cluster, name, shaped=""):
-    """sendrecv --all-pairs over every host of `cluster`: the result file, checked."""
-    out = cluster.tmpdir / f"fleet-{name}.json"
-    p = env.run(cluster, FLEET_HOSTS, [env.bench("sendrecv_bench"), "--all-pairs", *FLEET_SWEEP, "--label",
-                                       f"fleet {name}: {cluster.describe()}{shaped}", "--out", out], timeout=120)
-    assert re.search(r"^# round 1 of 3 took [0-9.]+ s: about [0-9]+ s", p.stdout, re.M), "no estimate after round 1"
-    doc = env.validate(out)
-    pairs = sorted(tuple(r["group_hosts"]) for r in doc["results"])
-    assert len(pairs) == 6 and len(set(pairs)) == 6, f"pairs {pairs}: expected the 6 pairs of 4 hosts once each"
-    if env.keep_dir:
-        env.keep_dir.mkdir(parents=True, exist_ok=True)
-        (env.keep_dir / f"fleet-{name}.json").write_bytes(out.read_bytes())
-    return out
-
-
-def fleet_script(env, cluster):
-    """scripts/accept-fleet.sh over the cluster's hostfile: exit 1 (the verdict), its files, its fleet.json."""
-    out = cluster.tmpdir / "accept-fleet"
-    prefix = cluster.mpirun_prefix()
-    launcher_args = prefix[prefix.index("--bind-to"):] + [a for k, v in FULL_DUPLEX_MCA.items() for a in ("--mca", k, str(v))]
-    cmd = [HERE.parent.parent / "scripts" / "accept-fleet.sh", "--hostfile", cluster.tmpdir / "hostfile", "--size", "2M",
-           "--stat", "best", "--bind", "none", "--bin", env.bin_dir.resolve(), "--report", env.report, "--out", out,
-           "--mpirun-args", " ".join(map(str, launcher_args))]
-    print("$", " ".join(map(str, cmd)), flush=True)
-    p = subprocess.run(list(map(str, cmd)), cwd=cluster.tmpdir, env=cluster.env(), capture_output=True, text=True,
-                       timeout=120)
-    print(p.stdout, p.stderr, sep="\n", flush=True)
-    assert p.returncode == 1, f"accept-fleet.sh exit {p.returncode}, expected 1 (node2 is slow)"
-    for name in ("fleet.json", "fleet.txt", "fleet.md", "fleet.xml", "fleet.html", "sweep.log"):
-        assert (out / name).is_file(), f"accept-fleet.sh left no {name}"
-    assert "BAD HOST node2" in (out / "fleet.txt").read_text(), "accept-fleet.sh's verdict does not name node2"
-    return out / "fleet.json"
-
-
-def fleet_groups(env, cluster):
-    """allreduce --hosts-per-group 2 over the 4 hosts: rounds {0,1},{2,3} then {0,2},{1,3}; the result file."""
-    out = cluster.tmpdir / "fleet-groups.json"
-    env.run(cluster, FLEET_HOSTS, [env.bench("allreduce_bench"), "--hosts-per-group", "2", *FLEET_SWEEP, "--label",
-                                   f"fleet groups: {cluster.describe()}", "--out", out], timeout=120)
-    doc = env.validate(out)
-    groups = sorted(tuple(r["group_hosts"]) for r in doc["results"])
-    expected = [("node0", "node1"), ("node0", "node2"), ("node1", "node3"), ("node2", "node3")]
-    assert groups == expected, f"groups {groups}, expected {expected}"
-    if env.keep_dir:
-        (env.keep_dir / "fleet-groups.json").write_bytes(out.read_bytes())
-    return out
-
-
-def fleet_verdict(env, path, expected_exit):
-    junit = path.with_suffix(".junit.xml")
-    # --stat best: on this shared 2-core machine load only ever slows a sample (medians of equal links spread
-    # 0.82-1.12 here, fastest samples 0.93-1.00; see cluster.rate), and a 16 kB burst lifts none past the wire.
-    p = subprocess.run([env.report, "fleet", path, "--stat", "best", "--format", "json", "--junit", junit],
-                       capture_output=True, text=True, timeout=30)
-    terminal = subprocess.run([env.report, "fleet", path, "--stat", "best"], capture_output=True, text=True, timeout=30)
-    print(terminal.stdout, terminal.stderr, sep="\n", flush=True)
-    assert p.returncode == expected_exit, f"ccbench-report fleet exit {p.returncode}, expected {expected_exit}: {p.stderr}"
-    assert terminal.returncode == p.returncode, "the terminal format and JSON disagree on the exit code"
-    verdict = json.loads(p.stdout)
-    cases = re.findall(r'<testcase classname="ccbench\.fleet\.(host|link)" name="([^"]+)"', junit.read_text())
-    hosts = [c[1] for c in cases if c[0] == "host"]
-    assert sorted({h.split(" ")[0] for h in hosts}) == [f"node{k}" for k in range(FLEET_HOSTS)], cases
-    return verdict, cases
-
-
-def fleet(env, _args):
-    with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
-        equal, _ = fleet_verdict(env, fleet_sweep(env, c, "equal"), 0)
-        assert not equal["bad_hosts"] and not equal["bad_links"], f"equal links, yet named: {equal}"
-        c.shape(2, FLEET_SLOW_MBIT)
-        host, cases = fleet_verdict(env, fleet_script(env, c), 1)
-        assert [h["host"] for h in host["bad_hosts"]] == ["node2"], f"bad hosts {host['bad_hosts']}, expected node2"
-        assert not host["bad_links"], f"node2 at half rate, yet links named: {host['bad_links']}"
-        groups, _ = fleet_verdict(env, fleet_groups(env, c), 1)
-        assert [h["host"] for h in groups["bad_hosts"]] == ["node2"], f"groups: bad hosts {groups['bad_hosts']}"
-        assert not groups["low_groups"], f"groups: node2 explains every low group, yet {groups['low_groups']}"
-        c.shape(2, FLEET_MBIT)
-        c.shape_path(1, 3, FLEET_SLOW_MBIT)
-        link, cases = fleet_verdict(env, fleet_sweep(env, c, "link", f"; node1<->node3 {FLEET_SLOW_MBIT} Mbit/s"), 1)
-        assert not link["bad_hosts"], f"only node1-node3 slowed, yet hosts named: {link['bad_hosts']}"
-        assert [b["hosts"] for b in link["bad_links"]] == [["node1", "node3"]], f"bad links {link['bad_links']}"
-        assert ("link", "node1-node3") in cases, f"no JUnit testcase for the link: {cases}"
-    for name, v in (("equal", equal), ("host", host), ("link", link), ("groups", groups)):
-        scores = ", ".join(f"{'-'.join(p['hosts'])} {p['of_reference']:.2f}" for p in v["pairs"] + v["groups"])
-        print(f"fleet {name}: reference {v['reference'][0]:.4f} GB/s; pairs against it: {scores}")
-    print(f"PASS: 4 hosts at {FLEET_MBIT} Mbit/s: equal links name nothing (exit 0); node2 at {FLEET_SLOW_MBIT} "
-          f"Mbit/s is the one BAD HOST (scripts/accept-fleet.sh, exit 1; and of allreduce --hosts-per-group 2); node1<->node3 at {FLEET_SLOW_MBIT} Mbit/s is the one BAD LINK (exit 1)")
-
-
-def fleet_lanes(env, _args):
-    """4 hosts x 2 ranks, node2 at half rate: --all-pairs pairs local rank l with local rank l (12 pairs in 3
-    rounds), and the verdict names node2 on both lanes, nothing else."""
-    with env.cluster(hosts=FLEET_HOSTS, slots=2, rate_mbit=[FLEET_MBIT, FLEET_MBIT, FLEET_SLOW_MBIT, FLEET_MBIT]) as c:
-        out = c.tmpdir / "fleet-lanes.json"
-        env.run(c, 2 * FLEET_HOSTS, [env.bench("sendrecv_bench"), "--all-pairs", *FLEET_SWEEP, "--label",
-                                     f"fleet lanes: {c.describe()}", "--out", out], timeout=200)
-        doc = env.validate(out)
-        lanes = sorted((r["group_ranks"][0] % 2, r["group_ranks"][1] % 2) for r in doc["results"])
-        assert lanes == [(0, 0)] * 6 + [(1, 1)] * 6, f"lanes {lanes}: expected 6 pairs of local rank 0, 6 of 1"
-        if env.keep_dir:
-            env.keep_dir.mkdir(parents=True, exist_ok=True)
-            (env.keep_dir / "fleet-lanes.json").write_bytes(out.read_bytes())
-        verdict, cases = fleet_verdict(env, out, 1)
-    named = sorted((h["host"], h["local_rank"]) for h in verdict["bad_hosts"])
-    assert named == [("node2", 0), ("node2", 1)], f"bad hosts {named}, expected node2 on local ranks 0 and 1"
-    assert not verdict["bad_links"], f"links named: {verdict['bad_links']}"
-    print(f"PASS: 4 hosts x 2 ranks, node2 at {FLEET_SLOW_MBIT} Mbit/s: BAD HOST node2 on local ranks 0 and 1, "
-          f"nothing else (exit 1)")
-
-
 TESTS = {"rate": rate, "split": split, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
-         "sigstop-setup": sigstop_setup, "fleet": fleet, "fleet-lanes": fleet_lanes}
+         "sigstop-setup": sigstop_setup, **cluster_fleet.TESTS}
 
 
 def assert_clean(tags):

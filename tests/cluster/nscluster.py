@@ -49,6 +49,11 @@ export {variable}={tag}
 exec ip netns exec "{tag}-$host" unshare --uts sh -c 'hostname "$1" && exec sh -c "$2"' sh "$host" "$*"
 """
 
+# With one TCP connection per peer, ob1's rendezvous reply to the peer's message queues behind this rank's
+# own bulk data, so the two directions of an exchange often run one after the other: half the link's
+# rate. Sending up to 32 MiB eagerly (no reply needed) keeps both directions busy, as on a real link.
+FULL_DUPLEX_MCA = {"btl_tcp_eager_limit": 32 << 20, "btl_tcp_max_send_size": 32 << 20}
+
 
 class Proc(NamedTuple):
     pid: int

@@ -1,0 +1,214 @@
+"""The fleet cases of the cluster tier (tests/cluster/cluster_test.py): --all-pairs and --hosts-per-group sweeps
+over 4 namespace hosts with tc-shaped links, judged by `ccbench-report fleet` and scripts/accept-fleet.sh.
+
+  fleet           equal links name nothing; node2 at half rate is the one BAD HOST (accept-fleet.sh, and of
+                  allreduce --hosts-per-group 2); only node1<->node3 at half rate is the one BAD LINK
+  fleet-lanes     4 hosts x 2 ranks: pairs by local rank, node2 named on both
+  fleet-majority  node0 and node1 at half rate, half the fleet: both named, from the data alone; then every host at
+                  half rate, set against the link's known rate (--reference): FLEET LOW, exit 1, and without the
+                  anchor nothing can be told (exit 0, and the verdict says there is no anchor)
+  fleet-timeout   accept-fleet.sh --threshold 0 is refused (exit 2, one line) before any sweep; a sweep whose rank 3
+                  stops as its last round starts (CCBENCH_DEBUG_STOP=sweep:3) times out: exit 3, after a verdict
+                  on the pairs it measured (--partial)
+"""
+import html
+import json
+import pathlib
+import re
+import subprocess
+import time
+
+import nscluster
+
+HERE = pathlib.Path(__file__).resolve().parent
+FULL_DUPLEX_MCA = nscluster.FULL_DUPLEX_MCA
+TCP_PAYLOAD = 1448 / 1514  # TCP/IP and Ethernet headers per full frame
+FLEET_MBIT = 50  # 2 pairs side by side, both ways: 200 Mbit/s of TCP on 2 cores, well inside what they carry
+FLEET_SLOW_MBIT = 25
+FLEET_HOSTS = 4
+FLEET_SWEEP = ["-b", "2M", "-e", "2M", "-n", "5", "-w", "1", "--placement", "out", "-c", "0"]
+TIMEOUT_S = 6
+
+
+def fleet_sweep(env, cluster, name, shaped=""):
+    """sendrecv --all-pairs over every host of `cluster`: the result file, checked."""
+    out = cluster.tmpdir / f"fleet-{name}.json"
+    p = env.run(cluster, FLEET_HOSTS, [env.bench("sendrecv_bench"), "--all-pairs", *FLEET_SWEEP, "--label",
+                                       f"fleet {name}: {cluster.describe()}{shaped}", "--out", out], timeout=120)
+    assert re.search(r"^# round 1 of 3 took [0-9.]+ s: about [0-9]+ s", p.stdout, re.M), "no estimate after round 1"
+    doc = env.validate(out)
+    pairs = sorted(tuple(r["group_hosts"]) for r in doc["results"])
+    assert len(pairs) == 6 and len(set(pairs)) == 6, f"pairs {pairs}: expected the 6 pairs of 4 hosts once each"
+    if env.keep_dir:
+        env.keep_dir.mkdir(parents=True, exist_ok=True)
+        (env.keep_dir / f"fleet-{name}.json").write_bytes(out.read_bytes())
+    return out
+
+
+def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120):
+    """scripts/accept-fleet.sh over the cluster's hostfile; the finished process. `run_env`'s variables reach the
+    ranks on every host (mpirun -x)."""
+    prefix = cluster.mpirun_prefix()
+    launcher_args = prefix[prefix.index("--bind-to"):] + [a for k, v in FULL_DUPLEX_MCA.items() for a in ("--mca", k, str(v))]
+    for name in run_env or {}:
+        launcher_args += ["-x", name]
+    cmd = [HERE.parent.parent / "scripts" / "accept-fleet.sh", "--hostfile", cluster.tmpdir / "hostfile", "--size", "2M",
+           "--stat", "best", "--bind", "none", "--bin", env.bin_dir.resolve(), "--report", env.report, "--out", out,
+           "--mpirun-args", " ".join(map(str, launcher_args)), *extra]
+    print("$", " ".join(map(str, cmd)), flush=True)
+    p = subprocess.run(list(map(str, cmd)), cwd=cluster.tmpdir, env=dict(cluster.env(), **(run_env or {})),
+                       capture_output=True, text=True, timeout=timeout)
+    print(p.stdout, p.stderr, sep="\n", flush=True)
+    return p
+
+
+def fleet_script(env, cluster):
+    """scripts/accept-fleet.sh over the cluster's hostfile: exit 1 (the verdict), its files, its fleet.json."""
+    out = cluster.tmpdir / "accept-fleet"
+    p = accept_fleet(env, cluster, out)
+    assert p.returncode == 1, f"accept-fleet.sh exit {p.returncode}, expected 1 (node2 is slow)"
+    for name in ("fleet.json", "fleet.txt", "fleet.md", "fleet.xml", "fleet.html", "sweep.log"):
+        assert (out / name).is_file(), f"accept-fleet.sh left no {name}"
+    assert "BAD HOST node2" in (out / "fleet.txt").read_text(), "accept-fleet.sh's verdict does not name node2"
+    return out / "fleet.json"
+
+
+def fleet_groups(env, cluster):
+    """allreduce --hosts-per-group 2 over the 4 hosts: rounds {0,1},{2,3} then {0,2},{1,3}; the result file."""
+    out = cluster.tmpdir / "fleet-groups.json"
+    env.run(cluster, FLEET_HOSTS, [env.bench("allreduce_bench"), "--hosts-per-group", "2", *FLEET_SWEEP, "--label",
+                                   f"fleet groups: {cluster.describe()}", "--out", out], timeout=120)
+    doc = env.validate(out)
+    groups = sorted(tuple(r["group_hosts"]) for r in doc["results"])
+    expected = [("node0", "node1"), ("node0", "node2"), ("node1", "node3"), ("node2", "node3")]
+    assert groups == expected, f"groups {groups}, expected {expected}"
+    if env.keep_dir:
+        (env.keep_dir / "fleet-groups.json").write_bytes(out.read_bytes())
+    return out
+
+
+def fleet_verdict(env, path, expected_exit, *extra, stat="best"):
+    junit = path.with_suffix(".junit.xml")
+    # --stat best: on this shared 2-core machine load only ever slows a sample (medians of equal links spread
+    # 0.82-1.12 here, fastest samples 0.93-1.00; see cluster.rate), and a 16 kB burst lifts none past the wire.
+    p = subprocess.run([env.report, "fleet", path, "--stat", stat, "--format", "json", "--junit", junit, *extra],
+                       capture_output=True, text=True, timeout=30)
+    terminal = subprocess.run([env.report, "fleet", path, "--stat", stat, *extra], capture_output=True, text=True,
+                              timeout=30)
+    print(terminal.stdout, terminal.stderr, sep="\n", flush=True)
+    assert p.returncode == expected_exit, f"ccbench-report fleet exit {p.returncode}, expected {expected_exit}: {p.stderr}"
+    assert terminal.returncode == p.returncode, "the terminal format and JSON disagree on the exit code"
+    verdict = json.loads(p.stdout)
+    cases = [(kind, html.unescape(name)) for kind, name in
+             re.findall(r'<testcase classname="ccbench\.fleet\.(host|link)" name="([^"]+)"', junit.read_text())]
+    hosts = [c[1] for c in cases if c[0] == "host"]
+    assert sorted({h.split(" ")[0] for h in hosts}) == [f"node{k}" for k in range(FLEET_HOSTS)], cases
+    return verdict, cases
+
+
+def fleet(env, _args):
+    with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
+        equal, _ = fleet_verdict(env, fleet_sweep(env, c, "equal"), 0)
+        assert not equal["bad_hosts"] and not equal["bad_links"], f"equal links, yet named: {equal}"
+        c.shape(2, FLEET_SLOW_MBIT)
+        host, cases = fleet_verdict(env, fleet_script(env, c), 1)
+        assert [h["host"] for h in host["bad_hosts"]] == ["node2"], f"bad hosts {host['bad_hosts']}, expected node2"
+        assert not host["bad_links"], f"node2 at half rate, yet links named: {host['bad_links']}"
+        groups, _ = fleet_verdict(env, fleet_groups(env, c), 1)
+        assert [h["host"] for h in groups["bad_hosts"]] == ["node2"], f"groups: bad hosts {groups['bad_hosts']}"
+        assert not groups["low_groups"], f"groups: node2 explains every low group, yet {groups['low_groups']}"
+        c.shape(2, FLEET_MBIT)
+        c.shape_path(1, 3, FLEET_SLOW_MBIT)
+        link, cases = fleet_verdict(env, fleet_sweep(env, c, "link", f"; node1<->node3 {FLEET_SLOW_MBIT} Mbit/s"), 1)
+        assert not link["bad_hosts"], f"only node1-node3 slowed, yet hosts named: {link['bad_hosts']}"
+        assert [b["hosts"] for b in link["bad_links"]] == [["node1", "node3"]], f"bad links {link['bad_links']}"
+        assert ("link", "node1<->node3") in cases, f"no JUnit testcase for the link: {cases}"
+    for name, v in (("equal", equal), ("host", host), ("link", link), ("groups", groups)):
+        scores = ", ".join(f"{'<->'.join(p['hosts'])} {p['of_reference']:.2f}" for p in v["pairs"] + v["groups"])
+        print(f"fleet {name}: reference {v['reference'][0]:.4f} GB/s; pairs against it: {scores}")
+    print(f"PASS: 4 hosts at {FLEET_MBIT} Mbit/s: equal links name nothing (exit 0); node2 at {FLEET_SLOW_MBIT} "
+          f"Mbit/s is the one BAD HOST (scripts/accept-fleet.sh, exit 1; and of allreduce --hosts-per-group 2); node1<->node3 at {FLEET_SLOW_MBIT} Mbit/s is the one BAD LINK (exit 1)")
+
+
+def fleet_lanes(env, _args):
+    """4 hosts x 2 ranks, node2 at half rate: --all-pairs pairs local rank l with local rank l (12 pairs in 3
+    rounds), and the verdict names node2 on both lanes, nothing else."""
+    with env.cluster(hosts=FLEET_HOSTS, slots=2, rate_mbit=[FLEET_MBIT, FLEET_MBIT, FLEET_SLOW_MBIT, FLEET_MBIT]) as c:
+        out = c.tmpdir / "fleet-lanes.json"
+        env.run(c, 2 * FLEET_HOSTS, [env.bench("sendrecv_bench"), "--all-pairs", *FLEET_SWEEP, "--label",
+                                     f"fleet lanes: {c.describe()}", "--out", out], timeout=200)
+        doc = env.validate(out)
+        lanes = sorted((r["group_ranks"][0] % 2, r["group_ranks"][1] % 2) for r in doc["results"])
+        assert lanes == [(0, 0)] * 6 + [(1, 1)] * 6, f"lanes {lanes}: expected 6 pairs of local rank 0, 6 of 1"
+        if env.keep_dir:
+            env.keep_dir.mkdir(parents=True, exist_ok=True)
+            (env.keep_dir / "fleet-lanes.json").write_bytes(out.read_bytes())
+        # --stat median: the two lanes of a host share its one veth here (on a real node each has its own NIC), so
+        # a lane's fastest sample is one taken while the other lane paused: up to the whole link (1.3-1.8x its
+        # median in fleet-lanes.json), a measure of the other lane's pauses rather than of the pair.
+        verdict, cases = fleet_verdict(env, out, 1, stat="median")
+    named = sorted((h["host"], h["local_rank"]) for h in verdict["bad_hosts"])
+    assert named == [("node2", 0), ("node2", 1)], f"bad hosts {named}, expected node2 on local ranks 0 and 1"
+    assert not verdict["bad_links"], f"links named: {verdict['bad_links']}"
+    print(f"PASS: 4 hosts x 2 ranks, node2 at {FLEET_SLOW_MBIT} Mbit/s: BAD HOST node2 on local ranks 0 and 1, "
+          f"nothing else (exit 1)")
+
+
+def link_reference(mbit):
+    """What a pair's sendrecv busbw is on a healthy link of `mbit`, both ways at once: its TCP payload rate."""
+    return mbit * 1e6 / 8 * TCP_PAYLOAD / 1e9
+
+
+def fleet_majority(env, _args):
+    """Half the fleet bad, then all of it: the verdict must not need the bad hosts to be a minority."""
+    with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
+        c.shape(0, FLEET_SLOW_MBIT)
+        c.shape(1, FLEET_SLOW_MBIT)
+        half, _ = fleet_verdict(env, fleet_sweep(env, c, "half", f"; node0, node1 {FLEET_SLOW_MBIT} Mbit/s"), 1)
+        named = sorted(h["host"] for h in half["bad_hosts"])
+        assert named == ["node0", "node1"], f"node0 and node1 at half rate, yet bad hosts {named}"
+        assert not half["bad_links"] and not half["splits"], f"half: links {half['bad_links']}, {half['splits']}"
+        for k in range(FLEET_HOSTS):
+            c.shape(k, FLEET_SLOW_MBIT)
+        slow = fleet_sweep(env, c, "slow", f"; every host {FLEET_SLOW_MBIT} Mbit/s")
+        reference = link_reference(FLEET_MBIT)
+        whole, _ = fleet_verdict(env, slow, 1, "--reference", f"{reference:.6f}")
+        assert whole["fleet_low"] == [True], f"every host at half rate, yet fleet_low {whole['fleet_low']}"
+        assert not whole["bad_hosts"] and not whole["bad_links"], f"named: {whole['bad_hosts']} {whole['bad_links']}"
+        blind, _ = fleet_verdict(env, slow, 0)
+        assert "there is no anchor" in blind["rule"], "without an anchor the rule must say so"
+    print(f"fleet half: reference {half['reference'][0]:.5f} GB/s (the level of node2<->node3); bad hosts {named}")
+    print(f"fleet slow: level {whole['level'][0]:.5f} GB/s = {whole['level'][0] / reference:.2f} of the "
+          f"{FLEET_MBIT} Mbit/s link's {reference:.5f} GB/s")
+    print(f"PASS: node0 and node1 of 4 at {FLEET_SLOW_MBIT} Mbit/s: both BAD HOST from the data alone (exit 1); all "
+          f"4 at {FLEET_SLOW_MBIT} Mbit/s against --reference {reference:.5f} GB/s: FLEET LOW (exit 1); without an "
+          f"anchor: exit 0 and the rule says there is none")
+
+
+def fleet_timeout(env, _args):
+    """accept-fleet.sh: the verdict's options checked before the sweep; a sweep that times out judged on its pairs."""
+    with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
+        started = time.monotonic()
+        p = accept_fleet(env, c, c.tmpdir / "threshold-0", "--threshold", "0")
+        took = time.monotonic() - started
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and "--threshold 0" in lines[0], (p.returncode, lines)
+        assert not (c.tmpdir / "threshold-0" / "fleet.json").exists(), "a sweep ran before the threshold was refused"
+        print(f"threshold 0: exit 2 in {took:.1f} s, one line: {lines[0]}")
+        out = c.tmpdir / "timed-out"
+        p = accept_fleet(env, c, out, "--timeout", str(TIMEOUT_S), run_env={"CCBENCH_DEBUG_STOP": "sweep:3"},
+                         timeout=180)
+        assert p.returncode == 3, f"accept-fleet.sh exit {p.returncode}, expected 3 (the sweep timed out)"
+        verdict = (out / "fleet.txt").read_text()
+        assert "partial: 1 of the 6 pairs were not measured" in verdict, verdict
+        doc = env.validate(out / "fleet.json")
+        statuses = sorted(r["status"] for r in doc["results"])
+        assert statuses.count("ok") == 4 and statuses.count("timed_out") == 1, statuses
+        assert "BAD HOST node3" in verdict or "BAD LINK" in verdict, verdict
+        named = [line for line in verdict.splitlines() if line.startswith(("BAD ", "FLEET", "SPLIT"))]
+    print(f"timed out: exit 3; results {statuses}; verdict: {named}")
+    print("PASS: accept-fleet.sh refuses --threshold 0 before any sweep (exit 2, one line); a sweep that times out "
+          "in its last round exits 3 after a verdict on the pairs it measured")
+
+
+TESTS = {"fleet": fleet, "fleet-lanes": fleet_lanes, "fleet-majority": fleet_majority, "fleet-timeout": fleet_timeout}
