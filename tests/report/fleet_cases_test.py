@@ -153,6 +153,12 @@ def check_input(report):
             bad.append(f"csv: control characters pass through: {csv!r}")
         else:
             print("ok   csv_without_control_characters: b\\x01c written as b?c")
+        rc, _, err = run(report, ["html", "hostile.json", "-o", "hostile.html"], tmp)
+        page = (t / "hostile.html").read_text(errors="replace") if rc == 0 else ""
+        if rc != 0 or "<script>x" in page or "\x01" in page or "&lt;script&gt;x&lt;/script&gt;" not in page:
+            bad.append(f"page: exit {rc} {err.strip()}: raw markup or control characters on the page")
+        else:
+            print("ok   page_escaped: the host names' markup escaped, b\\x01c written with U+FFFD")
         rc, out, err = run(report, ["fleet", "hostile.json", "--format", "json"], tmp)
         pairs = {tuple(p["hosts"]) for p in json.loads(out)["pairs"]}
         rc, term, err = run(report, ["fleet", "hostile.json", "--colour", "never"], tmp)
