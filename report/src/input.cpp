@@ -74,6 +74,7 @@ const JsonSchema& result_schema() {
 
 /// What a streamed parse leaves: the document without its results (each was handed over as it was read),
 /// and the first problem among the results, kept until the document's own checks have spoken.
+// NOLINTNEXTLINE(bugprone-exception-escape): holds nlohmann::json; not noexcept by contract (as LoadedRun)
 struct Streamed {
   nlohmann::json rest;
   std::size_t results = 0;

@@ -87,13 +87,13 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-std::string csv_field(std::string_view raw) {
-  const std::string text = printable(raw);  // one record a line: no control character
-  if (text.find_first_of(",\"") == std::string_view::npos) {
-    return text;
+std::string csv_field(std::string_view text) {
+  std::string clean = printable(text);  // one record a line: no control character
+  if (clean.find_first_of(",\"") == std::string_view::npos) {
+    return clean;
   }
   std::string out = "\"";
-  for (const char c : text) {
+  for (const char c : clean) {
     out += c;
     if (c == '"') {
       out += '"';

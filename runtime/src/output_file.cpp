@@ -31,18 +31,19 @@ constexpr int kLockAttempts = 100;      // a lock file replaced under us this of
 // and its rename. Fixed slots, since a signal handler may only call async-signal-safe functions.
 constexpr std::size_t kCleanupSlots = 8;
 constexpr std::size_t kCleanupPathMax = 4096;
-enum SlotState : int { kFree = 0, kFilling = 1, kArmed = 2 };
+enum class SlotState : int { Free, Filling, Armed };
 struct CleanupSlot {
-  std::atomic<int> state{kFree};
+  std::atomic<SlotState> state{SlotState::Free};  // lock-free, so the handler may read it
   std::array<char, kCleanupPathMax> path{};
 };
+static_assert(std::atomic<SlotState>::is_always_lock_free, "a signal handler reads the slots");
 std::array<CleanupSlot, kCleanupSlots> g_cleanup;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 std::once_flag g_handlers_installed;               // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 constexpr std::array kEndingSignals{SIGTERM, SIGINT, SIGHUP};
 
 extern "C" void remove_then_end(int sig) {
   for (auto& slot : g_cleanup) {
-    if (slot.state.load() == kArmed) {
+    if (slot.state.load() == SlotState::Armed) {
       ::unlink(slot.path.data());
     }
   }
@@ -77,10 +78,10 @@ int remove_if_ended(const std::filesystem::path& path) {
     return -1;
   }
   for (std::size_t i = 0; i < g_cleanup.size(); ++i) {
-    int expected = kFree;
-    if (g_cleanup[i].state.compare_exchange_strong(expected, kFilling)) {
+    SlotState expected = SlotState::Free;
+    if (g_cleanup[i].state.compare_exchange_strong(expected, SlotState::Filling)) {
       std::memcpy(g_cleanup[i].path.data(), text.c_str(), text.size() + 1);
-      g_cleanup[i].state.store(kArmed);
+      g_cleanup[i].state.store(SlotState::Armed);
       return static_cast<int>(i);
     }
   }
@@ -89,7 +90,7 @@ int remove_if_ended(const std::filesystem::path& path) {
 
 void disarm(int slot) {
   if (slot >= 0) {
-    g_cleanup[static_cast<std::size_t>(slot)].state.store(kFree);
+    g_cleanup[static_cast<std::size_t>(slot)].state.store(SlotState::Free);
   }
 }
 
