@@ -120,9 +120,9 @@ class Session {
   Membership m_member;
   HangGuard& m_guard;
   JoinRound m_join_round;
-  std::size_t m_round = 0;  // the round being measured (its groups: current_groups())
+  std::size_t m_round = 0;          // the round being measured (its groups: current_groups())
   std::size_t m_sizes_started = 0;  // over every round: where the test hooks act
-  std::string m_variant;    // --nccl-variants: "configured", then "ring"; empty otherwise
+  std::string m_variant;            // --nccl-variants: "configured", then "ring"; empty otherwise
   [[nodiscard]] const std::vector<GroupPlan>& current_groups() const { return m_in.plan.rounds[m_round]; }
   std::mutex m_doc_mutex;  // m_doc, m_position, m_facts: a hang is recorded from another thread
   ResultDocument m_doc;
