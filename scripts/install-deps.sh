@@ -15,7 +15,8 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   qemu-system-x86 busybox-static kmod perftest  # the rdma tier: Soft-RoCE in a QEMU guest, perftest for reference
   ibverbs-providers ibverbs-utils              # the rdma tier: rxe verbs provider, ibv_devinfo in the guest
   libibverbs-dev                                # the verbs backend: ib_write_bw_bench, ib_write_lat_bench
-  libbenchmark-dev)                             # copy_bench (Google Benchmark)
+  libbenchmark-dev                              # copy_bench (Google Benchmark)
+  gdb)                                          # a hung job's stacks, printed by the mpi tier's signal tests
 
 missing=()
 for p in "${packages[@]}"; do

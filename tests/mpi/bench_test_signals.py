@@ -6,6 +6,7 @@ Each case takes bench_test's Env and its parsed arguments; failures raise Assert
 import json
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -49,6 +50,24 @@ def kill_session(sid, timeout=30):
                 pass
         time.sleep(0.05)
     raise AssertionError(f"processes of session {sid} survive SIGKILL: {session_pids(sid)}")
+
+
+def dump_hung_job(sid, tag):
+    """Prints each process of a job that did not end: its state and wait channel, and every thread's stack where
+    gdb is installed (one hung round of 30 once left nothing to read)."""
+    for pid in session_pids(sid):
+        try:
+            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            wchan = pathlib.Path(f"/proc/{pid}/wchan").read_text()
+            argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        ranks = {v: k for k, v in validate_result.world_rank_pids(tag).items()}
+        print(f"== hung: pid {pid} rank {ranks.get(pid, '-')} state {state} wchan {wchan or '-'}: {argv[:120]}",
+              flush=True)
+        if shutil.which("gdb") and state != "T":
+            subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 15"], stderr=subprocess.DEVNULL,
+                           timeout=60, check=False)
 
 
 def sigkill(env, args):
@@ -126,6 +145,9 @@ def sigstop(env, args):
         try:
             stdout, stderr = proc.communicate(timeout=STOP_TIMEOUT_S + 60)
             ended = time.time()
+        except subprocess.TimeoutExpired:
+            dump_hung_job(proc.pid, str(out))  # what each process was doing: the clue a hang leaves
+            raise
         finally:
             kill_session(proc.pid)
         left = session_pids(proc.pid)
