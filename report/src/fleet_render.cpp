@@ -92,12 +92,13 @@ std::optional<double> elsewhere(const FleetVerdict& v, const FleetPair& link, co
 std::string bad_link_line(const FleetVerdict& v, const FleetPair& p) {
   const FleetHost* a = host_of(v, p.host_a, p.lane);
   const FleetHost* b = host_of(v, p.host_b, p.lane);
-  return fmt::format(
-      "BAD LINK {}: ranks {} and {}{}{}; {} {} = {} of the reference; {} is fine elsewhere (median {}), {} too "
-      "(median {})",
-      link_label(p, v.lanes), p.rank_a, p.rank_b, devices_text(a != nullptr ? a->device : ""),
-      devices_text(b != nullptr ? b->device : ""), value_text(p), p.value ? v.unit : "", pct(p.of_reference()),
-      p.host_a, pct(elsewhere(v, p, p.host_a)), p.host_b, pct(elsewhere(v, p, p.host_b)));
+  const std::string figure =
+      p.value ? fmt::format("{} {} = {} of the reference", value_text(p), v.unit, pct(p.of_reference()))
+              : fmt::format("did not measure ({})", p.status);
+  return fmt::format("BAD LINK {}: ranks {} and {}{}{}; {}; {} is fine elsewhere (median {}), {} too (median {})",
+                     link_label(p, v.lanes), p.rank_a, p.rank_b, devices_text(a != nullptr ? a->device : ""),
+                     devices_text(b != nullptr ? b->device : ""), figure, p.host_a, pct(elsewhere(v, p, p.host_a)),
+                     p.host_b, pct(elsewhere(v, p, p.host_b)));
 }
 
 }  // namespace
