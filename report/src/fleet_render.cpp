@@ -81,12 +81,7 @@ std::optional<double> elsewhere(const FleetVerdict& v, const FleetPair& link, co
       scores.push_back(p.score);
     }
   }
-  if (scores.empty()) {
-    return std::nullopt;
-  }
-  std::sort(scores.begin(), scores.end());
-  const std::size_t n = scores.size();
-  return n % 2 == 1 ? scores[n / 2] : (scores[n / 2 - 1] + scores[n / 2]) / 2.0;
+  return scores.empty() ? std::nullopt : std::optional<double>(detail::median_of(std::move(scores)));
 }
 
 std::string bad_link_line(const FleetVerdict& v, const FleetPair& p) {
