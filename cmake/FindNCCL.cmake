@@ -1,4 +1,4 @@
-# FindNCCL: imported target NCCL::nccl.
+# FindNCCL: imported targets NCCL::nccl (the library) and NCCL::headers (nccl.h only).
 # Searched in NCCL_HOME / $ENV{NCCL_HOME}, the CUDA toolkit directory, then system paths.
 # Sets NCCL_FOUND, NCCL_VERSION, NCCL_INCLUDE_DIR, NCCL_LIBRARY.
 set(_nccl_hints ${NCCL_HOME} $ENV{NCCL_HOME})
@@ -26,6 +26,12 @@ endif()
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR VERSION_VAR NCCL_VERSION)
 
+# NCCL::headers: nccl.h alone. The backend loads libnccl.so.2 at run time (nccl_api.hpp), so that a
+# build with NCCL starts where there is none and takes whichever NCCL the loader finds.
+if(NCCL_FOUND AND NOT TARGET NCCL::headers)
+  add_library(NCCL::headers INTERFACE IMPORTED)
+  set_target_properties(NCCL::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+endif()
 if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
   add_library(NCCL::nccl UNKNOWN IMPORTED)
   set_target_properties(NCCL::nccl PROPERTIES

@@ -33,6 +33,15 @@ std::unique_ptr<Backend> make_verbs(Group& group, const RunConfig& config, int w
 #endif
 }
 
+/// Why NCCL cannot be used here (it is loaded at run time); empty when it can.
+std::string nccl_missing() {
+#if CCBENCH_HAVE_NCCL
+  return nccl_unavailable();
+#else
+  return "this build has no NCCL backend";
+#endif
+}
+
 std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, const RunConfig& config) {
 #if CCBENCH_HAVE_NCCL
   return make_nccl_backend(group, placement.local_rank, placement.local_size, config.timeout_s, config.check);
@@ -72,6 +81,9 @@ void check_can_run(BackendChoice choice, RankPlacement placement, const std::str
   if (!gpus.problem.empty()) {
     throw UsageError(fmt::format("--backend nccl: CUDA cannot start on {}: {}", host, gpus.problem));
   }
+  if (const std::string why = nccl_missing(); !why.empty()) {
+    throw UsageError(fmt::format("--backend nccl on {}: {}", host, why));
+  }
   if (gpus.count == 0) {
     throw UsageError("--backend nccl: no CUDA GPU is visible on " + host +
                      "; use --backend mpi for host memory, or check the driver and CUDA_VISIBLE_DEVICES");
@@ -82,6 +94,28 @@ void check_can_run(BackendChoice choice, RankPlacement placement, const std::str
                     "rank(s) per node (one rank per GPU)",
                     placement.local_size, host, gpus.count, gpus.count));
   }
+}
+
+LibraryLines library_lines() {
+  LibraryLines lines;
+#if CCBENCH_HAVE_NCCL
+  lines = nccl_library_lines();
+#elif CCBENCH_HAVE_CUDA
+  lines.emplace_back("cuda", "built in (device buffers), without NCCL");
+  lines.emplace_back("nccl", "not built in (NCCL was not found at build time, or CCBENCH_NCCL=OFF)");
+#else
+  lines.emplace_back("cuda", "not built in (CUDA was not found at build time, or CCBENCH_CUDA=OFF)");
+  lines.emplace_back("nccl", "not built in");
+#endif
+  const auto mpi = mpi_library_lines();
+  lines.insert(lines.end(), mpi.begin(), mpi.end());
+#if CCBENCH_HAVE_VERBS
+  const auto verbs = verbs_library_lines();
+  lines.insert(lines.end(), verbs.begin(), verbs.end());
+#else
+  lines.emplace_back("verbs", "not built in (libibverbs was not found at build time, or CCBENCH_VERBS=OFF)");
+#endif
+  return lines;
 }
 
 BackendResolution resolve_backend(BackendChoice requested, const GpuProbe& gpus) {
@@ -96,6 +130,9 @@ BackendResolution resolve_backend(BackendChoice requested, const GpuProbe& gpus)
   }
   if (gpus.count == 0) {
     return {BackendChoice::Mpi, "--backend auto chose mpi: no CUDA GPU is visible"};
+  }
+  if (const std::string why = nccl_missing(); !why.empty()) {
+    return {BackendChoice::Mpi, "--backend auto chose mpi: " + why};
   }
   return {BackendChoice::Nccl, fmt::format("--backend auto chose nccl: {} CUDA GPU(s) visible", gpus.count)};
 }

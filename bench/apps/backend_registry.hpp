@@ -8,6 +8,7 @@
 #include "ccbench/config.hpp"
 #include "ccbench/gpu_probe.hpp"
 #include "ccbench/mpi/mpi_group.hpp"
+#include "ccbench/version.hpp"
 
 namespace ccbench {
 
@@ -21,6 +22,10 @@ struct BackendResolution {
   BackendChoice choice = BackendChoice::Mpi;
   std::string why;  // empty unless --backend auto
 };
+
+/// --version's library lines: CUDA and NCCL, MPI, verbs (loaded and built against), or that this
+/// build has no such backend.
+LibraryLines library_lines();
 
 /// `auto` -> nccl when NCCL was built and a CUDA device is visible, else mpi; `why` says which case,
 /// with CUDA's error when CUDA could not start.

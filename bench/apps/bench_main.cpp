@@ -228,7 +228,7 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   auto parsed = agreed(world, coll.bench, [&] { return parse_command_line(collective, args); });
   if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
     if (world.rank() == 0) {
-      fmt::print("{}", early->text);
+      fmt::print("{}", early->version ? version_text(coll.bench, library_lines()) : early->text);
     }
     return kExitOk;
   }
@@ -322,7 +322,7 @@ int standalone_main(Collective collective, std::span<const char* const> args) {
   try {
     auto parsed = parse_command_line(collective, args);
     if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
-      fmt::print("{}", early->text);
+      fmt::print("{}", early->version ? version_text(coll.bench, library_lines()) : early->text);
       return kExitOk;
     }
     const RunConfig& config = std::get<RunConfig>(parsed);

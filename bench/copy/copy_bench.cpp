@@ -86,7 +86,12 @@ Options parse_options(int argc, const char* const* argv, bool& exit_early) {
     fmt::print("{}", app.help());
     exit_early = true;
   } catch (const CLI::CallForVersion&) {
-    fmt::print("{}\n", version_string());
+    LibraryLines lines;
+    for (const auto& [name, text] : cuda_versions()) {
+      lines.emplace_back(name, text);
+    }
+    lines.emplace_back("nccl, mpi, verbs", "not linked: copy_bench is one process on this host's GPUs");
+    fmt::print("{}", version_text("copy_bench", lines));
     exit_early = true;
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());

@@ -374,8 +374,10 @@ std::map<std::string, std::string> cuda_versions() {
     v["cuda_runtime"] = version_text(runtime);
   }
   int driver = 0;
-  if (cudaDriverGetVersion(&driver) == cudaSuccess) {
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
     v["cuda_driver"] = version_text(driver);
+  } else {
+    v["cuda_driver"] = "none (no libcuda.so.1 here)";
   }
   v["kernels"] = fmt::format("sm {}", kernels::built_architectures());
   for (int d = 0; d < visible_devices(); ++d) {

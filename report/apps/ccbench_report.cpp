@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ccbench/config.hpp"  // parse_bytes
+#include "ccbench/data_dir.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/output_file.hpp"
 #include "ccbench/report/accept.hpp"
@@ -169,7 +170,7 @@ void check_junit(const Options& o) {
 int run_accept(const Options& o) {
   const auto format = format_of(o);
   check_junit(o);
-  const auto profile = report::load_profile(o.profile);
+  const auto profile = report::load_profile(ccbench::find_profile(o.profile));
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   const auto outcomes = report::evaluate(profile, runs);
   emit(report::render_accept(profile, outcomes, format, use_colour(o, format)), "");
@@ -249,8 +250,10 @@ void add_format(CLI::App* sub, Options& o) {
 int run_cli(int argc, char** argv) {
   Options o;
   CLI::App app{"ccbench-report: tables, regression and acceptance verdicts, and a web page from ccbench results"};
-  app.set_version_flag("--version",
-                       fmt::format("ccbench-report {} ({})", ccbench::tool_version(), ccbench::git_revision()));
+  std::string version = ccbench::version_text(
+      "ccbench-report", {{"cuda, nccl, mpi, verbs", "not linked: ccbench-report reads result files only"}});
+  version.pop_back();  // CLI11 ends it with a newline of its own
+  app.set_version_flag("--version", version);
   app.require_subcommand(1);
 
   auto* table = app.add_subcommand("table", "per bench and group: the nccl-tests-like table with median, p95, %peak");
@@ -274,7 +277,12 @@ int run_cli(int argc, char** argv) {
 
   auto* accept = app.add_subcommand("accept", "acceptance: the checks of a profile, PASS/FAIL each; exit 1 on a FAIL");
   accept->add_option("files", o.files, "result files or directories of them")->required();
-  accept->add_option("--profile", o.profile, "an acceptance profile (profiles/*.json)")->required();
+  accept
+      ->add_option(
+          "--profile", o.profile,
+          "an acceptance profile: a name (h100-sxm-8gpu: share/ccbench/profiles of the install, or profiles/ of "
+          "the source tree) or a file's path")
+      ->required();
   auto* accept_junit = accept->add_option("--junit", o.junit, "also write JUnit XML to this file");
   add_format(accept, o);
   add_max_file_size(accept, o);

@@ -267,7 +267,7 @@ std::variant<RunConfig, EarlyExit> parse_command_line(Collective collective, std
   } catch (const CLI::CallForHelp&) {
     return EarlyExit{app.help()};
   } catch (const CLI::CallForVersion&) {
-    return EarlyExit{std::string{version_string()} + "\n"};
+    return EarlyExit{std::string{version_string()} + "\n", true};
   } catch (const CLI::ParseError& e) {
     throw UsageError(fmt::format("{} (see --help)", e.what()));
   }

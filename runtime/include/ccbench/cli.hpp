@@ -12,6 +12,7 @@ namespace ccbench {
 /// `--help` / `--version` text to print instead of running.
 struct EarlyExit {
   std::string text;
+  bool version = false;  // --version: the caller adds the libraries' lines (they are the backends')
 };
 
 /// Parses argv. Throws UsageError (one line) on syntax errors and on anything validate() rejects.

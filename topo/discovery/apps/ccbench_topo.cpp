@@ -31,7 +31,7 @@ int run(int argc, char** argv) {
     fmt::print("{}", app.help());
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
-    fmt::print("{}\n", ccbench::version_string());
+    fmt::print("{}", ccbench::version_text("ccbench-topo", ccbench::topo::library_lines()));
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "ccbench-topo: error: {} (see --help)\n", e.what());

@@ -1,8 +1,12 @@
 // The one file that uses hwloc (CCBENCH_HAVE_HWLOC is always defined, 0 or 1).
 #include "platform.hpp"
 
-#if CCBENCH_HAVE_HWLOC
 #include <fmt/format.h>
+
+#include "ccbench/topo/discover.hpp"
+#include "ccbench/version.hpp"
+
+#if CCBENCH_HAVE_HWLOC
 #include <hwloc.h>
 
 #include <algorithm>
@@ -12,6 +16,21 @@
 namespace ccbench::topo {
 
 bool hwloc_available() { return CCBENCH_HAVE_HWLOC != 0; }
+
+LibraryLines library_lines() {
+  LibraryLines lines;
+#if CCBENCH_HAVE_HWLOC
+  const auto text = [](unsigned v) { return fmt::format("{}.{}.{}", v >> 16U, (v >> 8U) & 0xffU, v & 0xffU); };
+  const std::string file = library_file_of(reinterpret_cast<const void*>(&hwloc_get_api_version));
+  lines.emplace_back("hwloc", fmt::format("API {} loaded from {}, built with API {}", text(hwloc_get_api_version()),
+                                          file.empty() ? "the program (static)" : file, text(HWLOC_API_VERSION)));
+#else
+  lines.emplace_back("hwloc", "not built in (sysfs alone)");
+#endif
+  lines.emplace_back("nvml", "loaded at run time (libnvidia-ml.so.1, the driver's), not linked");
+  lines.emplace_back("cuda, nccl, mpi, verbs", "not linked: ccbench-topo needs none of them");
+  return lines;
+}
 
 }  // namespace ccbench::topo
 

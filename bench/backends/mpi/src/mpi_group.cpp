@@ -68,6 +68,20 @@ std::string mpi_library_version() {
   return version;
 }
 
+LibraryLines mpi_library_lines() {
+#if defined(OMPI_MAJOR_VERSION)
+  const std::string built =
+      fmt::format("Open MPI {}.{}.{}", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);
+#elif defined(MPICH_VERSION)
+  const std::string built = fmt::format("MPICH {}", MPICH_VERSION);
+#else
+  const std::string built = fmt::format("MPI {}.{} headers", MPI_VERSION, MPI_SUBVERSION);
+#endif
+  const std::string file = library_file_of(reinterpret_cast<const void*>(&MPI_Get_library_version));
+  return {{"mpi", fmt::format("{} loaded from {}, built with {}", mpi_library_version(),
+                              file.empty() ? "the program (static)" : file, built)}};
+}
+
 MpiGroup::MpiGroup(MPI_Comm comm, bool owned) : m_comm(comm), m_owned(owned) {
   mpi_check(MPI_Comm_rank(comm, &m_rank), "MPI_Comm_rank");
   mpi_check(MPI_Comm_size(comm, &m_size), "MPI_Comm_size");

@@ -48,7 +48,7 @@ Communicator::Communicator(const ncclUniqueId& id, int nranks, int rank, double 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = blocking ? 1 : 0;
   ncclComm_t comm = nullptr;
-  const ncclResult_t result = ncclCommInitRankConfig(&comm, nranks, id, rank, &config);
+  const ncclResult_t result = nccl().CommInitRankConfig(&comm, nranks, id, rank, &config);
   m_comm = comm;
   if (result != ncclSuccess && result != ncclInProgress) {
     const std::string message =
@@ -65,7 +65,7 @@ void Communicator::abort() noexcept {
 
 void Communicator::abort_from_other_thread() noexcept {
   if (const ncclComm_t comm = m_comm.exchange(nullptr); comm != nullptr) {
-    (void)ncclCommAbort(comm);
+    (void)nccl().CommAbort(comm);
   }
 }
 
@@ -80,7 +80,7 @@ Communicator::~Communicator() {
     clean = false;
   }
   if (const ncclComm_t comm = clean ? m_comm.exchange(nullptr) : nullptr; comm != nullptr) {
-    (void)ncclCommDestroy(comm);
+    (void)nccl().CommDestroy(comm);
     return;
   }
   abort();
@@ -108,7 +108,7 @@ void Communicator::complete(ncclResult_t result, const std::string& what) {
 bool Communicator::settled(const std::string& what) {
   const ncclComm_t comm = get();
   ncclResult_t state = ncclSuccess;
-  const ncclResult_t query = ncclCommGetAsyncError(comm, &state);
+  const ncclResult_t query = nccl().CommGetAsyncError(comm, &state);
   if (query != ncclSuccess) {
     state = query;
   }
@@ -130,12 +130,12 @@ void Communicator::abort_and_throw_timeout(const std::string& what) {
 }
 
 bool Communicator::finalize() {
-  ncclResult_t state = ncclCommFinalize(m_comm.load());
+  ncclResult_t state = nccl().CommFinalize(m_comm.load());
   const Deadline deadline(m_timeout_s);
   Poller poller;
   while (state == ncclInProgress && !deadline.expired()) {
     poller.pause();
-    if (ncclCommGetAsyncError(m_comm.load(), &state) != ncclSuccess) {
+    if (nccl().CommGetAsyncError(m_comm.load(), &state) != ncclSuccess) {
       return false;
     }
   }

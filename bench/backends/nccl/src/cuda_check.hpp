@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "ccbench/errors.hpp"
+#include "nccl_api.hpp"
 
 namespace ccbench::nccl_detail {
 
@@ -24,8 +25,8 @@ inline void cuda_check(cudaError_t result, std::string_view what) {
 
 /// "what failed: <ncclGetErrorString> (<ncclGetLastError>)"; `comm` may be null.
 inline std::string nccl_error_message(ncclResult_t result, ncclComm_t comm, std::string_view what) {
-  std::string message = std::string(what) + " failed: " + ncclGetErrorString(result);
-  const char* last = ncclGetLastError(comm);
+  std::string message = std::string(what) + " failed: " + nccl().GetErrorString(result);
+  const char* last = nccl().GetLastError(comm);
   if (last != nullptr && *last != '\0') {
     message += std::string(" (") + last + ")";
   }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "ccbench/gpu_probe.hpp"
+#include "ccbench/version.hpp"
 #include "cuda_check.hpp"
 #include "nccl_compat.hpp"
 #if CCBENCH_NCCL_KERNELS
@@ -44,6 +45,8 @@ int compute_capability_major(int device) {
 std::map<std::string, std::string> collect_versions(int device, int nccl_version, bool blocking) {
   std::map<std::string, std::string> versions;
   versions["nccl"] = version_string(nccl_version);
+  versions["nccl_compiled"] = version_string(NCCL_VERSION_CODE);
+  versions["nccl_library"] = nccl().file;
   int runtime = 0;
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
     versions["cuda_runtime"] = cuda_version_text(runtime);

@@ -1,6 +1,7 @@
 #include "ccbench/nccl/nccl_backend.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -19,11 +20,13 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/types.hpp"
+#include "ccbench/version.hpp"
 #include "communicator.hpp"
 #include "cuda_check.hpp"
 #include "cuda_resources.hpp"
 #include "device_facts.hpp"
 #include "event_timer.hpp"
+#include "nccl_api.hpp"
 #include "nccl_compat.hpp"
 #include "nccl_ops.hpp"
 #if CCBENCH_NCCL_KERNELS
@@ -46,8 +49,9 @@ using nccl_detail::Stream;
 
 /// The NCCL version loaded at run time; 0 when ncclGetVersion fails.
 int loaded_nccl_version() noexcept {
+  const auto* api = nccl_detail::nccl_api();
   int version = 0;
-  return ncclGetVersion(&version) == ncclSuccess ? version : 0;
+  return api != nullptr && api->GetVersion(&version) == ncclSuccess ? version : 0;
 }
 
 /// What stops this rank from running on its GPU, as one line that says how to fix it; empty if
@@ -57,6 +61,9 @@ std::string local_problem(int local_rank, int local_size, int nccl_version) {
   if (local_rank < 0 || local_rank >= local_size) {
     return "local rank " + std::to_string(local_rank) + " is outside 0.." + std::to_string(local_size - 1) +
            " on host " + local_hostname() + "; start the benchmark with mpirun or srun";
+  }
+  if (nccl_detail::nccl_api() == nullptr) {
+    return "host " + local_hostname() + ": " + nccl_detail::nccl_load_error();
   }
   if (nccl_version < nccl_detail::kMinimumVersion) {
     return "the NCCL library loaded on host " + local_hostname() + " (" + nccl_detail::version_string(nccl_version) +
@@ -105,7 +112,7 @@ ncclUniqueId share_unique_id(Group& group) {
   ncclUniqueId id{};
   std::string failure;
   if (group.rank() == 0) {
-    const ncclResult_t result = ncclGetUniqueId(&id);
+    const ncclResult_t result = nccl_detail::nccl().GetUniqueId(&id);
     if (result == ncclSuccess) {
       message[0] = std::byte{1};
       std::memcpy(message.data() + 1, &id, sizeof(id));
@@ -445,6 +452,29 @@ std::uint64_t NcclBackend::count_wrong() {
 }  // namespace
 
 CudaAnswer cuda_answer() noexcept { return ask_cuda(); }
+
+std::string nccl_unavailable() { return nccl_detail::nccl_load_error(); }
+
+LibraryLines nccl_library_lines() {
+  int runtime = 0;
+  const bool has_runtime = cudaRuntimeGetVersion(&runtime) == cudaSuccess;
+  int driver = 0;
+  const bool has_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
+  LibraryLines lines;
+  lines.emplace_back(
+      "cuda", fmt::format("runtime {} (linked statically; built with {}), driver {}",
+                          has_runtime ? cuda_version_text(runtime) : "unknown", cuda_version_text(CUDART_VERSION),
+                          has_driver ? cuda_version_text(driver) : "none (no libcuda.so.1 here)"));
+  if (const auto* api = nccl_detail::nccl_api()) {
+    lines.emplace_back(
+        "nccl", fmt::format("{} loaded from {}, built with {}", nccl_detail::version_string(loaded_nccl_version()),
+                            api->file, nccl_detail::version_string(NCCL_VERSION_CODE)));
+  } else {
+    lines.emplace_back("nccl", fmt::format("none loaded: {}; built with {}", nccl_detail::nccl_load_error(),
+                                           nccl_detail::version_string(NCCL_VERSION_CODE)));
+  }
+  return lines;
+}
 
 std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check) {
   Setup setup;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ccbench/types.hpp"
+#include "nccl_api.hpp"
 
 // ncclConfig_t, ncclCommInitRankConfig and ncclCommFinalize (the communicator's set-up and orderly end)
 // appeared in 2.14.
@@ -51,12 +52,8 @@ constexpr bool use_native_alltoall(int runtime_version) { return kHasAlltoAll &&
 /// use_native_alltoall() first).
 inline ncclResult_t native_alltoall(const void* sendbuff, void* recvbuff, std::size_t count, ncclDataType_t type,
                                     ncclComm_t comm, cudaStream_t stream) {
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
-  return ncclAlltoAll(sendbuff, recvbuff, count, type, comm, stream);
-#else
-  (void)sendbuff, (void)recvbuff, (void)count, (void)type, (void)comm, (void)stream;
-  return ncclInvalidUsage;
-#endif
+  const auto alltoall = nccl().AlltoAll;
+  return alltoall != nullptr ? alltoall(sendbuff, recvbuff, count, type, comm, stream) : ncclInvalidUsage;
 }
 
 /// The NCCL element type of `type`, when this NCCL has one.

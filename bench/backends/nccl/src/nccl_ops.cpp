@@ -19,12 +19,12 @@ bool failed(ncclResult_t result) { return result != ncclSuccess && result != ncc
 // Runs `calls` between ncclGroupStart and ncclGroupEnd; the group is always closed.
 template <typename Calls>
 ncclResult_t grouped(Calls&& calls) {
-  const ncclResult_t started = ncclGroupStart();
+  const ncclResult_t started = nccl().GroupStart();
   if (started != ncclSuccess) {
     return started;
   }
   const ncclResult_t queued = calls();
-  const ncclResult_t ended = ncclGroupEnd();
+  const ncclResult_t ended = nccl().GroupEnd();
   return failed(queued) ? queued : ended;
 }
 
@@ -32,8 +32,8 @@ ncclResult_t ring_sendrecv(const OpArgs& a) {
   const int next = (a.rank + 1) % a.nranks;
   const int prev = (a.rank - 1 + a.nranks) % a.nranks;
   return grouped([&a, next, prev] {
-    const ncclResult_t sent = ncclSend(a.send, a.count, a.type, next, a.comm, a.stream);
-    return failed(sent) ? sent : ncclRecv(a.recv, a.count, a.type, prev, a.comm, a.stream);
+    const ncclResult_t sent = nccl().Send(a.send, a.count, a.type, next, a.comm, a.stream);
+    return failed(sent) ? sent : nccl().Recv(a.recv, a.count, a.type, prev, a.comm, a.stream);
   });
 }
 
@@ -43,11 +43,11 @@ ncclResult_t grouped_alltoall(const OpArgs& a) {
   return grouped([&a, block] {
     for (int peer = 0; peer < a.nranks; ++peer) {
       const std::size_t offset = static_cast<std::size_t>(peer) * block;
-      const ncclResult_t sent = ncclSend(a.send + offset, a.count, a.type, peer, a.comm, a.stream);
+      const ncclResult_t sent = nccl().Send(a.send + offset, a.count, a.type, peer, a.comm, a.stream);
       if (failed(sent)) {
         return sent;
       }
-      const ncclResult_t received = ncclRecv(a.recv + offset, a.count, a.type, peer, a.comm, a.stream);
+      const ncclResult_t received = nccl().Recv(a.recv + offset, a.count, a.type, peer, a.comm, a.stream);
       if (failed(received)) {
         return received;
       }
@@ -107,15 +107,15 @@ Layout layout(const CaseSpec& spec, int nranks, int rank, std::byte* send_alloc,
 ncclResult_t launch(const OpArgs& a) {
   switch (a.collective) {
     case Collective::AllReduce:
-      return ncclAllReduce(a.send, a.recv, a.count, a.type, a.op, a.comm, a.stream);
+      return nccl().AllReduce(a.send, a.recv, a.count, a.type, a.op, a.comm, a.stream);
     case Collective::AllGather:
-      return ncclAllGather(a.send, a.recv, a.count, a.type, a.comm, a.stream);
+      return nccl().AllGather(a.send, a.recv, a.count, a.type, a.comm, a.stream);
     case Collective::ReduceScatter:
-      return ncclReduceScatter(a.send, a.recv, a.count, a.type, a.op, a.comm, a.stream);
+      return nccl().ReduceScatter(a.send, a.recv, a.count, a.type, a.op, a.comm, a.stream);
     case Collective::Broadcast:
-      return ncclBroadcast(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream);
+      return nccl().Broadcast(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream);
     case Collective::Reduce:
-      return ncclReduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm, a.stream);
+      return nccl().Reduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm, a.stream);
     case Collective::AllToAll:
       return a.native_alltoall ? native_alltoall(a.send, a.recv, a.count, a.type, a.comm, a.stream)
                                : grouped_alltoall(a);

@@ -13,6 +13,7 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/verbs/verbs_choice.hpp"
+#include "ccbench/version.hpp"
 
 #include "verbs_backend_impl.hpp"
 
@@ -350,6 +351,21 @@ void VerbsBackend::wait() {
 }
 
 }  // namespace verbs_detail
+
+std::string loaded_verbs_version() {
+  const std::string file = library_file_of(reinterpret_cast<const void*>(&ibv_get_device_list));
+  if (file.empty()) {
+    return "libibverbs (linked statically)";
+  }
+  // The file is the library's real name, libibverbs.so.1.14.44.0: its version follows ".so.".
+  const auto so = file.rfind(".so.");
+  return so == std::string::npos ? fmt::format("libibverbs ({})", file)
+                                 : fmt::format("libibverbs {} ({})", file.substr(so + 4), file);
+}
+
+LibraryLines verbs_library_lines() {
+  return {{"verbs", fmt::format("{}, built with libibverbs {}", loaded_verbs_version(), CCBENCH_IBVERBS_VERSION)}};
+}
 
 std::unique_ptr<Backend> make_verbs_backend(Group& pair, const RunConfig& config, int world_rank,
                                             const std::string& host) {

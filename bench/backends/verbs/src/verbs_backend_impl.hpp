@@ -50,7 +50,8 @@ class VerbsBackend final : public Backend {
 
   [[nodiscard]] std::string name() const override { return "verbs"; }
   [[nodiscard]] std::map<std::string, std::string> versions() const override {
-    return {{"verbs", fmt::format("libibverbs {} (rdma-core)", CCBENCH_IBVERBS_VERSION)},
+    return {{"verbs", loaded_verbs_version()},
+            {"verbs_compiled", fmt::format("libibverbs {} (rdma-core)", CCBENCH_IBVERBS_VERSION)},
             {"rdma_device", m_device_text},
             {"rdma_buffer", m_buffer_text}};
   }

@@ -10,8 +10,12 @@
 #include <vector>
 
 #include "ccbench/topo/topology.hpp"
+#include "ccbench/version.hpp"
 
 namespace ccbench::topo {
+
+/// --version's lines for ccbench-topo: hwloc loaded and built against; NVML is loaded at run time.
+LibraryLines library_lines();
 
 /// What a GPU source found: the GPUs (NUMA node and pci_path may be left unknown; discovery
 /// fills them from the platform) and one line on how they were (not) found, e.g.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "ccbench/group.hpp"
+#include "ccbench/version.hpp"
 
 namespace ccbench {
 
@@ -33,6 +34,10 @@ void mpi_check(int rc, const char* what);
 
 /// "Open MPI v4.1.4" (first line of MPI_Get_library_version).
 std::string mpi_library_version();
+
+/// --version's line for MPI: the library loaded (its first line and file) beside the headers built
+/// against. MPI_Get_library_version may be called before MPI_Init.
+LibraryLines mpi_library_lines();
 
 class MpiGroup final : public Group {
  public:

@@ -6,12 +6,21 @@
 #include "ccbench/backend.hpp"
 #include "ccbench/gpu_probe.hpp"
 #include "ccbench/group.hpp"
+#include "ccbench/version.hpp"
 
 namespace ccbench {
 
 /// What CUDA says about this process's devices (ask_cuda() of cuda_answer.hpp), in a library that links
 /// CUDA so that its callers need not; read it with read_cuda_answer(). Never throws.
 CudaAnswer cuda_answer() noexcept;
+
+/// --version's lines for CUDA and NCCL: the runtime (static) and the driver here, the NCCL loaded (its
+/// version and file: LD_LIBRARY_PATH swaps it) beside the one built against. Needs no GPU.
+LibraryLines nccl_library_lines();
+
+/// Empty when an NCCL library loads here (it is loaded at run time, not linked: nccl_api.hpp); else
+/// why not, in one line that says where it looked.
+std::string nccl_unavailable();
 
 /// One rank per GPU: device = local_rank; the caller has checked that the host has a GPU for
 /// each of its local_size ranks. Throws UsageError (one line, says how to fix) for a bad local

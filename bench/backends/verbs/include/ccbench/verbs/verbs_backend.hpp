@@ -8,8 +8,15 @@
 #include "ccbench/backend.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/group.hpp"
+#include "ccbench/version.hpp"
 
 namespace ccbench {
+
+/// The libibverbs the loader chose: "libibverbs 1.14.44.0 (/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0)".
+std::string loaded_verbs_version();
+
+/// --version's line for verbs: the library loaded beside the one built against.
+LibraryLines verbs_library_lines();
 
 /// Collective over `pair` (2 ranks; group rank 0 writes, rank 1 is written to, both with
 /// --bidirectional). `world_rank` and `host` name this side in the result. Throws UsageError for
