@@ -107,7 +107,7 @@ fi
 
 profile_names() {
   local names=() f
-  for f in "$CCBENCH_ROOT"/profiles/*.json; do
+  for f in "$CCBENCH_PROFILES"/*.json; do
     [ -e "$f" ] && names+=("$(basename "$f" .json)")
   done
   join ", " "${names[@]}"
@@ -133,7 +133,8 @@ fi
 if [[ $profile == */* || $profile == *.json ]]; then
   profile_path=$profile
 else
-  profile_path=$CCBENCH_ROOT/profiles/$profile.json
+  need_data_dir "$CCBENCH_PROFILES" "--profile $profile" profile
+  profile_path=$CCBENCH_PROFILES/$profile.json
   [ -f "$profile_path" ] || die "--profile $profile: no such profile (profiles: $(profile_names)) and no such file"
 fi
 [ -f "$profile_path" ] || die "--profile $profile: no such file"

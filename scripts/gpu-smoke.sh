@@ -17,7 +17,7 @@ readonly prog=gpu-smoke.sh
 out=${1:-gpu-smoke-$(date -u +%Y%m%dT%H%M%SZ)}
 make_out_dir OUT_DIR "$out"
 out=$(cd "$out" && pwd)
-dir="$CCBENCH_BUILD-gpu"
+dir="${CCBENCH_BUILD:-}-gpu"
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L | grep -q "GPU 0"; then
   echo "gpu-smoke: no GPU visible (nvidia-smi -L lists none)" >&2
   exit 2
@@ -34,13 +34,23 @@ step() {  # step NAME COMMAND...: runs it, output to $out/NAME.txt and the termi
   fi
 }
 
-ccbench_configure "$dir" -DCCBENCH_CUDA=ON -DCCBENCH_KERNELS=ON -DCCBENCH_BUILD_PERF=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES=native -DCCBENCH_CUDA_ARCHITECTURES=native >"$out/configure.txt"
-cmake --build "$dir" --parallel "$(nproc)" >"$out/build.txt"
-step gpu-tests bash -c "cd '$dir' && ctest -L gpu --output-on-failure -V"
-step copy-bench "$dir/bench/copy/copy_bench" --out "$out/copy_bench.json"
+if [ "$CCBENCH_INSTALLED" = 1 ]; then  # an install or the bundle: its binaries, nothing to build or test
+  apps=$CCBENCH_BIN copy_bench=$CCBENCH_BIN/copy_bench report=$CCBENCH_BIN/ccbench-report
+else
+  ccbench_configure "$dir" -DCCBENCH_CUDA=ON -DCCBENCH_KERNELS=ON -DCCBENCH_BUILD_PERF=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES=native -DCCBENCH_CUDA_ARCHITECTURES=native >"$out/configure.txt"
+  cmake --build "$dir" --parallel "$(nproc)" >"$out/build.txt"
+  step gpu-tests bash -c "cd '$dir' && ctest -L gpu --output-on-failure -V"
+  apps=$dir/bench/apps copy_bench=$dir/bench/copy/copy_bench report=$dir/report/ccbench-report
+fi
+step versions "$apps/allreduce_bench" --version
+if [ -x "$copy_bench" ]; then
+  step copy-bench "$copy_bench" --out "$out/copy_bench.json"
+else
+  echo "== copy-bench: not built (needs the kernels and Google Benchmark)" | tee "$out/copy-bench.txt"
+  failed=1
+fi
 
-apps="$dir/bench/apps"
 if [ -x "$apps/allreduce_bench" ] && command -v mpirun >/dev/null; then
   for timing in batch per_op graph; do
     step "allreduce-8B-$timing" mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 8 -n 200 \
@@ -56,8 +66,8 @@ if [ -x "$apps/allreduce_bench" ] && command -v mpirun >/dev/null; then
   done
   step nccl-variants mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 1M -e 256M -f 16 -c 1 --nccl-variants \
     --out "$out/allreduce-variants.json"
-  if [ -x "$dir/report/ccbench-report" ]; then
-    step table "$dir/report/ccbench-report" table "$out"/allreduce-8B-*.json "$out/allreduce-variants.json"
+  if [ -x "$report" ]; then
+    step table "$report" table "$out"/allreduce-8B-*.json "$out/allreduce-variants.json"
   fi
 else
   echo "gpu-smoke: no MPI benches (mpirun or an MPI build missing): NCCL timings and --check not run" \

@@ -16,7 +16,8 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   ibverbs-providers ibverbs-utils              # the rdma tier: rxe verbs provider, ibv_devinfo in the guest
   libibverbs-dev                                # the verbs backend: ib_write_bw_bench, ib_write_lat_bench
   libbenchmark-dev                              # copy_bench (Google Benchmark)
-  gdb)                                          # a hung job's stacks, printed by the mpi tier's signal tests
+  gdb                                           # a hung job's stacks, printed by the mpi tier's signal tests
+  mmdebstrap dpkg-dev fakeroot binutils)        # the install tier: the .deb (cpack, dpkg-shlibdeps) in a fresh Debian 12
 
 missing=()
 for p in "${packages[@]}"; do

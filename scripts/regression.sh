@@ -12,7 +12,7 @@ source "$(dirname "$0")/env.sh"
 source "$(dirname "$0")/lib/workflow.sh"  # die, join, parse_options, run_logged, launch_cmd, ...
 
 readonly prog=regression.sh
-readonly suites_dir=$CCBENCH_ROOT/scripts/suites
+readonly suites_dir=$CCBENCH_SUITES
 
 usage() {
   cat <<EOF
@@ -99,6 +99,7 @@ if [[ $suite == */* || $suite == *.suite ]]; then
   suite_file=$suite
   [ -f "$suite_file" ] || die "--suite $suite: no such file"
 else
+  need_data_dir "$suites_dir" "--suite $suite" suite
   suite_file=$suites_dir/$suite.suite
   [ -f "$suite_file" ] || die "--suite $suite: no such suite (suites: $(suite_names))"
 fi

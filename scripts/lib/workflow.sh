@@ -105,22 +105,36 @@ launch_cmd() {
   fi
 }
 
-# check_bin_dir: bin_dir (--bin) defaults to the build's bench/apps; dies unless it is a directory.
+# need_data_dir DIR FLAG WHAT: dies unless DIR (the profiles or suites of env.sh) is a folder: an
+# install whose share/ccbench was moved away finds nothing by name, and says so in one line.
+need_data_dir() {
+  [ -d "$1" ] && return 0
+  local why=""
+  # shellcheck disable=SC2154  # CCBENCH_INSTALLED is env.sh's
+  [ "$CCBENCH_INSTALLED" = 1 ] && why=" (was this install's share/ccbench moved away from its bin/?)"
+  die "$2: $1 is missing, so no $3 can be found by name$why; give the $3's file instead"
+}
+
+# check_bin_dir: bin_dir (--bin) defaults to the install's bin/ or the build's bench/apps; dies unless
+# it is a directory.
 check_bin_dir() {
-  bin_dir=${bin_dir:-$CCBENCH_BUILD/bench/apps}
+  bin_dir=${bin_dir:-$CCBENCH_BIN}
   [ -d "$bin_dir" ] || die "--bin $bin_dir: no such directory (build first: scripts/quickstart.sh, or give --bin)"
 }
 
-# find_tool GIVEN RELATIVE-PATH NAME: the given path, else RELATIVE-PATH in the build that holds
-# bin_dir (bin_dir/../..), else in CCBENCH_BUILD, else NAME on PATH; empty when none is found.
+# find_tool GIVEN RELATIVE-PATH NAME: the given path, else NAME beside the benches (an install's bin/),
+# else RELATIVE-PATH in the build that holds bin_dir (bin_dir/../..), else in CCBENCH_BUILD, else NAME
+# on PATH; empty when none is found.
 find_tool() {
   local build_dir
   build_dir=$(cd "$bin_dir/../.." && pwd)
   if [ -n "$1" ]; then
     echo "$1"
+  elif [ -x "$bin_dir/$3" ]; then
+    echo "$bin_dir/$3"
   elif [ -x "$build_dir/$2" ]; then
     echo "$build_dir/$2"
-  elif [ -x "$CCBENCH_BUILD/$2" ]; then
+  elif [ -n "${CCBENCH_BUILD:-}" ] && [ -x "$CCBENCH_BUILD/$2" ]; then
     echo "$CCBENCH_BUILD/$2"
   else
     command -v "$3" || true

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""install tier: what an operator gets, checked where the source and build trees cannot help.
+
+  install_test.py --build DIR --source DIR relocated
+      cmake --install into a scratch prefix, the tree moved elsewhere, the source and build trees
+      hidden (a private mount namespace lays an empty tmpfs over each): mpirun -np 2 allreduce_bench,
+      ccbench-report accept --profile by name, --version of every program, RUNPATH (not RPATH); then
+      an unknown profile and the data moved away: one line each, exit 2.
+  install_test.py --build DIR --source DIR deb
+      cpack -G DEB; a minimal Debian 12 root filesystem (mmdebstrap --variant=apt); its dependencies
+      from the archive, then dpkg -i: mpirun -np 2 allreduce_bench and ccbench-report table inside;
+      dpkg -r: nothing of the package is left, and nothing else changed.
+
+Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
+skipped, saying what is missing. Failures raise AssertionError (exit 1).
+"""
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+BENCH_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_btl": "self,vader",
+             "OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
+def skip(why):
+    print(f"SKIPPED: {why}")
+    sys.exit(SKIP)
+
+
+def sh(cmd, check=True, timeout=600, **kw):
+    """Runs a command (a list, or a string for bash -c), printing it and its output."""
+    shown = cmd if isinstance(cmd, str) else " ".join(str(c) for c in cmd)
+    print("$", shown, flush=True)
+    start = time.monotonic()
+    p = subprocess.run(cmd if not isinstance(cmd, str) else ["bash", "-c", cmd], capture_output=True, text=True,
+                       timeout=timeout, **kw)
+    out = p.stdout + p.stderr
+    print(out.rstrip(), f"\n[exit {p.returncode}, {time.monotonic() - start:.1f} s]", flush=True)
+    if check:
+        assert p.returncode == 0, f"{shown}: exit {p.returncode}"
+    return p
+
+
+def need_root():
+    if os.geteuid() != 0:
+        skip("needs root (mount namespaces, chroot)")
+
+
+def hidden(script, hide):
+    """bash -c SCRIPT in a private mount namespace where each folder of `hide` is an empty tmpfs."""
+    hide = [h for h in hide if not any(h != o and h.startswith(o.rstrip("/") + "/") for o in hide)]
+    mounts = "".join(f"mount -t tmpfs ccbench-hidden '{h}' && " for h in hide)
+    return ["unshare", "--mount", "--fork", "bash", "-c", f"set -e; {mounts}true; {script}"]
+
+
+def check_runpath(program):
+    dyn = sh(["readelf", "-d", str(program)]).stdout
+    assert "(RUNPATH)" in dyn, f"{program}: no RUNPATH (LD_LIBRARY_PATH could not swap NCCL or MPI)"
+    assert "(RPATH)" not in dyn, f"{program}: RPATH, which LD_LIBRARY_PATH cannot override"
+    assert "$ORIGIN/../lib/ccbench" in dyn, f"{program}: RUNPATH lacks $ORIGIN/../lib/ccbench"
+
+
+def relocated(args):
+    need_root()
+    with tempfile.TemporaryDirectory(prefix="ccbench-install-") as tmp:
+        tmp = pathlib.Path(tmp)
+        sh(["cmake", "--install", args.build, "--prefix", tmp / "staged", "--strip", "--component", "ccbench"])
+        moved = tmp / "moved" / "opt-ccbench"
+        moved.parent.mkdir()
+        shutil.move(tmp / "staged", moved)
+        bindir = moved / "bin"
+        programs = sorted(p.name for p in bindir.iterdir())
+        print("installed bin/:", " ".join(programs))
+        for want in ["allreduce_bench", "sendrecv_bench", "ccbench-report", "ccbench-topo", "ccbench-accept-node",
+                     "ccbench-accept-fleet", "ccbench-regression"]:
+            assert want in programs, f"bin/{want} was not installed"
+        for data in ["share/ccbench/profiles/mpi-host-smoke.json", "share/ccbench/suites/smoke.suite",
+                     "share/ccbench/hardware.json", "share/ccbench/ccbench.result.schema.json",
+                     "share/doc/ccbench/README.md", "libexec/ccbench/env.sh", "libexec/ccbench/lib/workflow.sh"]:
+            assert (moved / data).is_file(), f"{data} was not installed"
+        check_runpath(bindir / "allreduce_bench")
+        env = dict(os.environ, **BENCH_ENV)
+        env.pop("CCBENCH_DATA_DIR", None)
+        hide = [str(pathlib.Path(args.source).resolve()), str(pathlib.Path(args.build).resolve())]
+        out = tmp / "out"
+        out.mkdir()
+        versions = " && ".join(f"echo == {p} && '{bindir / p}' --version" for p in programs
+                               if p.endswith("_bench") or p in ("ccbench-report", "ccbench-topo"))
+        steps = (f"test -z \"$(ls -A '{hide[0]}')\" && echo 'source tree hidden: {hide[0]} is empty' && "
+                 f"{versions} && cd '{out}' && "
+                 f"mpirun -np 2 --oversubscribe '{bindir}/allreduce_bench' -b 8 -e 1M -c 1 --out ar.json && "
+                 f"'{bindir}/ccbench-report' accept --profile mpi-host-smoke ar.json")
+        p = sh(hidden(steps, hide), check=False, env=env, timeout=300)
+        assert p.returncode == 0, "the moved install did not run and judge (see above)"
+        text = p.stdout
+        assert "source tree hidden" in text
+        assert re.search(r"allreduce_bench: ccbench \S+ \(git ", text), "--version names no version"
+        for lib in ["cuda", "nccl", "mpi", "verbs"]:
+            assert re.search(rf"^  {lib}\s", text, re.M), f"allreduce_bench --version has no {lib} line"
+        assert "share/ccbench/profiles/mpi-host-smoke.json" in text, "accept did not find the profile by name"
+        assert "PASS" in text and "FAIL" not in text, "the profile did not pass"
+
+        # Bad input: an unknown profile; the data moved away (bench, reporter and the workflows).
+        p = sh(hidden(f"cd '{out}' && '{bindir}/ccbench-report' accept --profile no-such-profile ar.json", hide),
+               check=False, env=env)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1, "unknown profile: expected one line, exit 2"
+        assert "no such profile" in lines[0] and "mpi-host-smoke" in lines[0], lines[0]
+        shutil.move(moved / "share", tmp / "share-away")
+        for cmd, what in [(f"'{bindir}/ccbench-report' accept --profile mpi-host-smoke ar.json", "profile"),
+                          (f"'{bindir}/ccbench-accept-node' --profile mpi-host-smoke --out an", "profile"),
+                          (f"'{bindir}/ccbench-regression' --suite smoke --label a --store st", "suite")]:
+            p = sh(hidden(f"cd '{out}' && {cmd}", hide), check=False, env=env)
+            lines = p.stderr.strip().splitlines()
+            assert p.returncode == 2, f"{cmd}: exit {p.returncode}, expected 2"
+            assert len(lines) == 1, f"{cmd}: expected one line, got {len(lines)}"
+            assert f"{moved}/share/ccbench/" in lines[0] and "is missing" in lines[0] and what in lines[0], lines[0]
+    print("relocated: PASSED")
+
+
+def rootfs(path, log):
+    """A minimal Debian 12 (apt, nothing else) at `path`."""
+    if shutil.which("mmdebstrap") is None:
+        skip("mmdebstrap is not installed (scripts/install-deps.sh installs it)")
+    start = time.monotonic()
+    sh(["mmdebstrap", "--mode=root", "--variant=apt", "--quiet", "bookworm", str(path),
+        "http://deb.debian.org/debian"], timeout=900)
+    log.append(f"rootfs: {time.monotonic() - start:.1f} s")
+    shutil.copy("/etc/resolv.conf", path / "etc" / "resolv.conf")
+
+
+def chroot(root, script, timeout=900, check=True):
+    """bash -c SCRIPT chrooted in `root`, with /proc, /dev and /sys mounted (private namespace)."""
+    inner = script.replace("'", "'\\''")
+    return sh(["unshare", "--mount", "--fork", "bash", "-c",
+               f"set -e; mount -t proc proc '{root}/proc'; mount --rbind /dev '{root}/dev'; "
+               f"mount --rbind /sys '{root}/sys'; chroot '{root}' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "
+               f"HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive bash -c '{inner}'"], timeout=timeout,
+              check=check)
+
+
+def file_list(root):
+    """Every path under the root filesystem but the ones that change by themselves (dpkg's records, logs,
+    caches, /tmp, the mounts)."""
+    skip_dirs = {"proc", "sys", "dev", "tmp", "run", "var/lib/dpkg", "var/log", "var/cache", "var/lib/apt",
+                 "root", "etc/ld.so.cache"}
+    out = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        dirnames[:] = [d for d in dirnames if os.path.normpath(os.path.join(rel, d)) not in skip_dirs]
+        for name in dirnames + filenames:
+            r = os.path.normpath(os.path.join(rel, name))
+            if r not in skip_dirs:
+                out.add(r)
+    return out
+
+
+def deb(args):
+    need_root()
+    log = []
+    build = pathlib.Path(args.build).resolve()
+    for old in build.glob("ccbench_*_amd64.deb"):
+        old.unlink()
+    start = time.monotonic()
+    sh(["cpack", "-G", "DEB"], cwd=build, timeout=600)
+    log.append(f"cpack: {time.monotonic() - start:.1f} s")
+    debs = sorted(build.glob("ccbench_*_amd64.deb"))
+    assert len(debs) == 1, f"cpack made {debs}"
+    package = debs[0]
+    info = sh(["dpkg-deb", "-f", str(package), "Depends", "Recommends", "Installed-Size"]).stdout
+    depends = re.search(r"^Depends: (.*)$", info, re.M).group(1)
+    assert "nccl" not in depends and "cuda" not in depends, f"Depends names an NVIDIA package: {depends}"
+    for need in ["openmpi-bin", "libopenmpi3", "python3"]:
+        assert need in depends, f"Depends lacks {need}: {depends}"
+    deps = [re.sub(r"\s*\(.*\)", "", d).strip() for d in depends.split(",")]
+    print(f"{package.name}: {package.stat().st_size / 2**20:.1f} MiB; Depends: {depends}")
+    with tempfile.TemporaryDirectory(prefix="ccbench-rootfs-") as tmp:
+        root = pathlib.Path(tmp) / "bookworm"
+        rootfs(root, log)
+        start = time.monotonic()
+        chroot(root, f"apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends {' '.join(deps)}"
+                     " >/tmp/deps.log 2>&1 || (tail -20 /tmp/deps.log; exit 1)")
+        log.append(f"dependencies from the archive: {time.monotonic() - start:.1f} s")
+        before = file_list(root)
+        shutil.copy(package, root / "tmp" / package.name)
+        chroot(root, f"dpkg -i /tmp/{package.name}")
+        listed = chroot(root, "dpkg -L ccbench").stdout.split()
+        p = chroot(root, "cd /tmp && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 && "
+                         "allreduce_bench --version && command -v allreduce_bench && "
+                         "mpirun -np 2 --oversubscribe --mca btl self,vader allreduce_bench -b 8 -e 1M -c 1 "
+                         "--out /tmp/ar.json && ccbench-report table /tmp/ar.json && "
+                         "ccbench-report accept --profile mpi-host-smoke /tmp/ar.json", check=False)
+        assert p.returncode == 0, "the installed package did not run (see above)"
+        assert "/usr/bin/allreduce_bench" in p.stdout
+        assert "all_reduce" in p.stdout and "busbw" in p.stdout, "ccbench-report table printed no table"
+        assert "/usr/share/ccbench/profiles/mpi-host-smoke.json" in p.stdout
+        nccl = re.search(r"^  nccl\s+(.*)$", p.stdout, re.M)
+        print("nccl in the fresh root filesystem:", nccl.group(1) if nccl else "(no nccl line)")
+        os.remove(root / "tmp" / "ar.json")
+        chroot(root, "dpkg -r ccbench")
+        after = file_list(root)
+        left = sorted("/" + f for f in after - before)
+        gone = sorted("/" + f for f in before - after)
+        print(f"dpkg -L listed {len(listed)} paths; after dpkg -r: {len(left)} new paths left, {len(gone)} gone")
+        assert not left, f"dpkg -r left: {left[:20]}"
+        assert not gone, f"dpkg -r removed what was there before: {gone[:20]}"
+        status = chroot(root, "dpkg -s ccbench 2>&1 || true").stdout
+        assert "is not installed" in status or "deinstall" in status, status
+    print("deb:", "; ".join(log))
+    print("deb: PASSED")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--source", required=True)
+    parser.add_argument("case", choices=["relocated", "deb"])
+    args = parser.parse_args()
+    {"relocated": relocated, "deb": deb}[args.case](args)
+
+
+if __name__ == "__main__":
+    main()
