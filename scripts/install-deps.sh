@@ -17,7 +17,8 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   libibverbs-dev                                # the verbs backend: ib_write_bw_bench, ib_write_lat_bench
   libbenchmark-dev                              # copy_bench (Google Benchmark)
   gdb                                           # a hung job's stacks, printed by the mpi tier's signal tests
-  mmdebstrap dpkg-dev fakeroot binutils)        # the install tier: the .deb (cpack, dpkg-shlibdeps) in a fresh Debian 12
+  mmdebstrap dpkg-dev fakeroot binutils patchelf  # the install tier: the .deb in a fresh Debian 12, the bundle
+  python3-pip)                                  # the bundle: the PyPI wheel of Open MPI (pip download)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -60,7 +60,11 @@ std::optional<detail::Shift> log_time_shift(const CaseResult& base, const CaseRe
     return std::max(std::log(s.p50 / s.p50_ci95->lo), std::log(s.p50_ci95->hi / s.p50));
   };
   const double estimate = std::log(c.p50 / b.p50);
-  const double h = std::hypot(half(b), half(c));
+  // sqrt(a² + b²), not std::hypot: hypot@GLIBC_2.35 alone kept the reporter off glibc 2.34 (RHEL 9).
+  // The halves are small logarithms: nothing to overflow.
+  const double hb = half(b);
+  const double hc = half(c);
+  const double h = std::sqrt(hb * hb + hc * hc);
   return detail::Shift{estimate, estimate - h, estimate + h};
 }
 

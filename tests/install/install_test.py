@@ -11,6 +11,12 @@
       from the archive, then dpkg -i: mpirun -np 2 allreduce_bench and ccbench-report table inside;
       dpkg -r: nothing of the package is left, and nothing else changed.
 
+  install_test.py --build DIR --source DIR bundle
+      scripts/make-bundle.sh: the tarball (at most 64 MiB) unpacked into a bare Debian 12 root filesystem
+      (mmdebstrap --variant=essential: no apt, no libstdc++, no MPI): --version, mpirun -np 2
+      allreduce_bench, ccbench-report table, and ldd of every ELF file in it finding everything; in a
+      bare Debian 11 (glibc 2.31): one line saying it needs glibc 2.34, exit 2.
+
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
 skipped, saying what is missing. Failures raise AssertionError (exit 1).
 """
@@ -125,14 +131,14 @@ def relocated(args):
     print("relocated: PASSED")
 
 
-def rootfs(path, log):
-    """A minimal Debian 12 (apt, nothing else) at `path`."""
+def rootfs(path, log, variant="apt", suite="bookworm"):
+    """A minimal Debian root filesystem at `path`: `apt` (essential packages and apt), or `essential`."""
     if shutil.which("mmdebstrap") is None:
         skip("mmdebstrap is not installed (scripts/install-deps.sh installs it)")
     start = time.monotonic()
-    sh(["mmdebstrap", "--mode=root", "--variant=apt", "--quiet", "bookworm", str(path),
+    sh(["mmdebstrap", "--mode=root", f"--variant={variant}", "--quiet", suite, str(path),
         "http://deb.debian.org/debian"], timeout=900)
-    log.append(f"rootfs: {time.monotonic() - start:.1f} s")
+    log.append(f"rootfs {suite}/{variant}: {time.monotonic() - start:.1f} s")
     shutil.copy("/etc/resolv.conf", path / "etc" / "resolv.conf")
 
 
@@ -217,13 +223,79 @@ def deb(args):
     print("deb: PASSED")
 
 
+def bundle(args):
+    need_root()
+    log = []
+    with tempfile.TemporaryDirectory(prefix="ccbench-bundle-") as tmp:
+        tmp = pathlib.Path(tmp)
+        start = time.monotonic()
+        made = sh([str(pathlib.Path(args.source) / "scripts" / "make-bundle.sh"), args.build, str(tmp / "out")],
+                  timeout=600).stdout.strip().splitlines()[-1]
+        log.append(f"make-bundle: {time.monotonic() - start:.1f} s")
+        tarball = pathlib.Path(made)
+        size = tarball.stat().st_size
+        print(f"{tarball.name}: {size} bytes ({size / 2**20:.1f} MiB)")
+        assert re.fullmatch(r"ccbench-[0-9.]+-linux-x86_64\.tar\.gz", tarball.name), tarball.name
+        assert size <= 64 * 2**20, f"the bundle is {size / 2**20:.1f} MiB, over 64 MiB"
+        name = tarball.name[:-len(".tar.gz")]
+        # The glibc the bundle claims (2.34) is what its ELF files ask for, at most.
+        unpacked = tmp / "unpacked"
+        unpacked.mkdir()
+        sh(["tar", "-C", str(unpacked), "-xzf", str(tarball)])
+        newest = (0, 0)
+        # fallback/cxx (Debian 12's libstdc++, glibc 2.36) is used only where the machine has no
+        # libstdc++ of its own; bundle-env.sh refuses it in one line on glibc 2.34/2.35.
+        for f in (unpacked / name).rglob("*"):
+            if "fallback/cxx" in str(f):
+                continue
+            if f.is_file() and not f.is_symlink() and f.open("rb").read(4) == b"\x7fELF":
+                syms = subprocess.run(["objdump", "-T", str(f)], capture_output=True, text=True).stdout
+                for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", syms):
+                    if (int(major), int(minor)) > newest:
+                        newest, newest_file = (int(major), int(minor)), f.name
+        print(f"newest glibc symbol version asked for: {newest[0]}.{newest[1]} ({newest_file})")
+        assert newest <= (2, 34), f"{newest_file} needs GLIBC_{newest[0]}.{newest[1]}, the bundle says 2.34"
+        for suite in ["bookworm", "bullseye"]:
+            root = tmp / suite
+            rootfs(root, log, variant="essential", suite=suite)
+            for absent in ["usr/bin/apt-get", "usr/bin/mpirun", "usr/bin/python3"]:
+                assert not (root / absent).exists(), f"the bare {suite} has {absent}"
+            sh(["tar", "-C", str(root / "opt"), "-xzf", str(tarball)])
+            b = f"/opt/{name}"
+            if suite == "bullseye":  # glibc 2.31: refused in one line
+                p = chroot(root, f"{b}/bin/allreduce_bench --version", check=False)
+                lines = p.stderr.strip().splitlines()
+                assert p.returncode == 2 and len(lines) == 1, "Debian 11: expected one line, exit 2"
+                assert "glibc 2.31" in lines[0] and "2.34" in lines[0], lines[0]
+                continue
+            cxx = list((root / "usr/lib/x86_64-linux-gnu").glob("libstdc++.so.6*"))
+            print("libstdc++ in the bare root filesystem:", cxx or "none (the bundle's fallback is used)")
+            elves = f"{b}/libexec/ccbench/bin/* {b}/lib/ccbench/*.so.* {b}/lib/ccbench/openmpi/lib/*.so.* " \
+                    f"{b}/lib/ccbench/openmpi/lib/openmpi/*.so* {b}/lib/ccbench/openmpi/bin/*"
+            p = chroot(root, f"cd /tmp && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 && "
+                             f"{b}/bin/allreduce_bench --version && {b}/bin/ccbench-report --version && "
+                             f"{b}/bin/mpirun -np 2 --oversubscribe {b}/bin/allreduce_bench -b 8 -e 1M -c 1 "
+                             f"--out /tmp/ar.json && {b}/bin/ccbench-report table /tmp/ar.json && "
+                             f"n=0; for f in {elves}; do n=$((n+1)); echo \"== ldd $f\"; "
+                             f"{b}/bin/ccbench-env ldd $f; done; echo \"ldd: $n files\"", check=False)
+            assert p.returncode == 0, "the bundle did not run in the bare Debian 12 (see above)"
+            assert "all_reduce" in p.stdout and "busbw" in p.stdout, "no table"
+            assert "not found" not in p.stdout, "ldd: a library is missing: " + ", ".join(
+                line.strip() for line in p.stdout.splitlines() if "not found" in line)
+            assert f"Open MPI v5.0.11 loaded from {b}/lib/ccbench/openmpi/lib/libmpi.so" in p.stdout, "not the bundle's MPI"
+            count = re.search(r"ldd: (\d+) files", p.stdout).group(1)
+            print(f"ldd: {count} ELF files in the bundle, nothing missing")
+    print("bundle:", "; ".join(log))
+    print("bundle: PASSED")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
-    parser.add_argument("case", choices=["relocated", "deb"])
+    parser.add_argument("case", choices=["relocated", "deb", "bundle"])
     args = parser.parse_args()
-    {"relocated": relocated, "deb": deb}[args.case](args)
+    {"relocated": relocated, "deb": deb, "bundle": bundle}[args.case](args)
 
 
 if __name__ == "__main__":
