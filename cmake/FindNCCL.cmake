@@ -24,7 +24,9 @@ if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
 endif()
 
 include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR VERSION_VAR NCCL_VERSION)
+# nccl.h is what the build needs (the library is loaded at run time), so NCCL_LIBRARY is optional: a
+# wheel's include/ alone builds the NCCL backend (the CUDA 12 build of CI does).
+find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_INCLUDE_DIR VERSION_VAR NCCL_VERSION)
 
 # NCCL::headers: nccl.h alone. The backend loads libnccl.so.2 at run time (nccl_api.hpp), so that a
 # build with NCCL starts where there is none and takes whichever NCCL the loader finds.
@@ -32,7 +34,7 @@ if(NCCL_FOUND AND NOT TARGET NCCL::headers)
   add_library(NCCL::headers INTERFACE IMPORTED)
   set_target_properties(NCCL::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
 endif()
-if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
+if(NCCL_FOUND AND NCCL_LIBRARY AND NOT TARGET NCCL::nccl)
   add_library(NCCL::nccl UNKNOWN IMPORTED)
   set_target_properties(NCCL::nccl PROPERTIES
     IMPORTED_LOCATION "${NCCL_LIBRARY}"

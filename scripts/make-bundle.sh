@@ -114,7 +114,7 @@ if [ -z "${CCBENCH_BUNDLE_CHECKED:-}" ]; then
   glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
   case $glibc in
     2.[0-9] | 2.[0-2][0-9] | 2.3[0-3])
-      echo "ccbench bundle: this machine has glibc $glibc; the bundle needs 2.34 or later (Debian 12, Ubuntu 22.04, RHEL 9); build from source here (README: Build)" >&2
+      echo "ccbench bundle: this machine has glibc $glibc; the bundle needs 2.34 or later (Debian 12, Ubuntu 22.04, RHEL 9); build from source here (README: Set up)" >&2
       exit 2 ;;
   esac
   extra=""

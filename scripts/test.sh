@@ -27,7 +27,7 @@ stage "clang-format"
 echo "clang-format: clean"
 
 stage "default build ($CCBENCH_BUILD)"
-ccbench_configure "$CCBENCH_BUILD" -DCCBENCH_WERROR=ON
+ccbench_configure "$CCBENCH_BUILD" -DCCBENCH_WERROR=ON -DCCBENCH_BUILD_TESTS=ON -DCCBENCH_BUILD_PERF=ON
 cmake --build "$CCBENCH_BUILD" --parallel "$jobs"
 ctest_log=$(mktemp)
 # shellcheck disable=SC2086  # CCBENCH_CTEST_ARGS is a list of ctest arguments

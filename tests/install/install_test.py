@@ -17,6 +17,10 @@
       allreduce_bench, ccbench-report table, and ldd of every ELF file in it finding everything; in a
       bare Debian 11 (glibc 2.31): one line saying it needs glibc 2.34, exit 2.
 
+  install_test.py --build DIR --source DIR quickstart
+      the README's first command in a fresh Debian 12 (mmdebstrap --variant=apt): a clone of the
+      source's HEAD, scripts/quickstart.sh -b 8 -e 1M; its time and the table.
+
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
 skipped, saying what is missing. Failures raise AssertionError (exit 1).
 """
@@ -289,13 +293,32 @@ def bundle(args):
     print("bundle: PASSED")
 
 
+def quickstart(args):
+    need_root()
+    log = []
+    with tempfile.TemporaryDirectory(prefix="ccbench-quickstart-") as tmp:
+        root = pathlib.Path(tmp) / "bookworm"
+        rootfs(root, log)
+        head = sh(["git", "-C", args.source, "rev-parse", "--short=12", "HEAD"]).stdout.strip()
+        sh(["git", "clone", "--quiet", "--no-hardlinks", args.source, str(root / "root" / "ccbench")])
+        start = time.monotonic()
+        p = chroot(root, "cd /root/ccbench && scripts/quickstart.sh -b 8 -e 1M", timeout=3000, check=False)
+        took = time.monotonic() - start
+        log.append(f"scripts/quickstart.sh (apt, configure, build, run) at {head}: {took:.0f} s")
+        assert p.returncode == 0, "scripts/quickstart.sh failed in the fresh Debian 12 (see above)"
+        assert "all_reduce" in p.stdout or "allreduce_bench" in p.stdout, "no table"
+        assert re.search(r"^# results: \S*allreduce_bench-\S+\.json$", p.stdout, re.M), "no result path"
+    print("quickstart:", "; ".join(log))
+    print("quickstart: PASSED")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
-    parser.add_argument("case", choices=["relocated", "deb", "bundle"])
+    parser.add_argument("case", choices=["relocated", "deb", "bundle", "quickstart"])
     args = parser.parse_args()
-    {"relocated": relocated, "deb": deb, "bundle": bundle}[args.case](args)
+    {"relocated": relocated, "deb": deb, "bundle": bundle, "quickstart": quickstart}[args.case](args)
 
 
 if __name__ == "__main__":
