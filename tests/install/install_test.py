@@ -21,6 +21,11 @@
       the README's first command in a fresh Debian 12 (mmdebstrap --variant=apt): a clone of the
       source's HEAD, scripts/quickstart.sh -b 8 -e 1M; its time and the table.
 
+  install_test.py --build DIR --source DIR container
+      container/Containerfile built with podman from the bundle over a bare Debian 12 image (made here
+      with mmdebstrap and imported: no registry is reachable), then run: --version, mpirun -np 2
+      allreduce_bench, ccbench-report table.
+
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
 skipped, saying what is missing. Failures raise AssertionError (exit 1).
 """
@@ -312,13 +317,55 @@ def quickstart(args):
     print("quickstart: PASSED")
 
 
+# This machine's root lacks CAP_SYS_RESOURCE (podman's default rlimits cannot be set: lower ones are
+# given) and mounts cgroups v1 and v2 side by side (crun refuses it: runc with cgroupfs does not).
+PODMAN = ["podman", "--runtime", "runc", "--cgroup-manager=cgroupfs"]
+PODMAN_LIMITS = ["--ulimit", "nofile=1024:20000", "--ulimit", "nproc=1000:1000", "--network", "host"]
+
+
+def container(args):
+    need_root()
+    for tool in ["podman", "runc", "mmdebstrap"]:
+        if shutil.which(tool) is None:
+            skip(f"{tool} is not installed (scripts/install-deps.sh installs it)")
+    log = []
+    tag = f"localhost/ccbench-test:{os.getpid()}"
+    base = f"localhost/ccbench-test-base:{os.getpid()}"
+    with tempfile.TemporaryDirectory(prefix="ccbench-container-") as tmp:
+        tmp = pathlib.Path(tmp)
+        try:
+            start = time.monotonic()
+            sh(["mmdebstrap", "--mode=root", "--variant=essential", "--quiet", "bookworm", str(tmp / "base.tar"),
+                "http://deb.debian.org/debian"], timeout=900)
+            sh(PODMAN + ["import", str(tmp / "base.tar"), base])
+            log.append(f"base image: {time.monotonic() - start:.1f} s")
+            made = sh([str(pathlib.Path(args.source) / "scripts" / "make-bundle.sh"), args.build, str(tmp / "ctx")],
+                      timeout=600).stdout.strip().splitlines()[-1]
+            start = time.monotonic()
+            sh(PODMAN + ["build"] + PODMAN_LIMITS[:4] + ["--network", "host", "-f",
+               str(pathlib.Path(args.source) / "container" / "Containerfile"), "--build-arg", f"BASE={base}",
+               "--build-arg", f"BUNDLE={pathlib.Path(made).name}", "-t", tag, str(tmp / "ctx")], timeout=900)
+            log.append(f"podman build: {time.monotonic() - start:.1f} s")
+            p = sh(PODMAN + ["run", "--rm"] + PODMAN_LIMITS + [tag, "bash", "-c",
+                   "allreduce_bench --version && mpirun -np 2 --oversubscribe allreduce_bench -b 8 -e 1M -c 1 "
+                   "--out /results/ar.json && ccbench-report table /results/ar.json"], check=False, timeout=600)
+            assert p.returncode == 0, "the container did not run (see above)"
+            assert "Open MPI v5.0.11 loaded from /opt/ccbench" in p.stdout, "not the bundle's MPI"
+            assert "all_reduce" in p.stdout and "busbw" in p.stdout, "no table"
+        finally:
+            sh(PODMAN + ["rmi", "-f", tag, base], check=False)
+    print("container:", "; ".join(log))
+    print("container: PASSED")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
-    parser.add_argument("case", choices=["relocated", "deb", "bundle", "quickstart"])
+    cases = {"relocated": relocated, "deb": deb, "bundle": bundle, "quickstart": quickstart, "container": container}
+    parser.add_argument("case", choices=list(cases))
     args = parser.parse_args()
-    {"relocated": relocated, "deb": deb, "bundle": bundle, "quickstart": quickstart}[args.case](args)
+    cases[args.case](args)
 
 
 if __name__ == "__main__":
