@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, check clang-format over the sources, then
 #   1. the default build (CUDA/NCCL/verbs AUTO, warnings as errors): every tier — unit, mpi,
-#      cluster (network namespaces), slurm (a local two-node Slurm), gpu (*skipped* where no GPU
-#      is visible);
+#      cluster (network namespaces), slurm (a local two-node Slurm), install (the install moved away,
+#      the .deb, the bundle, the container and the quickstart in fresh Debian root filesystems), gpu
+#      (*skipped* where no GPU is visible);
 #   2. a build with CUDA, NCCL and verbs OFF: it must configure, build and pass its unit tests
 #      and one mpirun of every bench (the other tiers do not depend on the build options);
-#   3. the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (clang), and in the same build
+#   3. every CUDA target built against CUDA 12.4 as well (scripts/build-cuda12.sh: Debian 13's toolkit in
+#      an mmdebstrap root filesystem; root only, as the install tier);
+#   4. the unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (clang), and in the same build
 #      the result reader under libFuzzer for 60 s (scripts/fuzz.sh).
 # With CI=true a skipped test fails the run (scripts/lib/ci_skips.py names its tier), except a gpu test's
 # for having no GPU and, in the builds that leave CUDA and NCCL out, a test that needs them.
@@ -66,6 +69,16 @@ minimal_ctest() {  # minimal_ctest CTEST_ARGS...: run, then judge its skips (eac
 }
 minimal_ctest -L unit -E '^report\.|^unit\.Report|NOT_BUILT'
 minimal_ctest -R '^mpi\.[a-z]+\.np2$' --no-tests=error
+
+stage "CUDA 12: every CUDA target against CUDA 12.4 and NCCL 2.32 for CUDA 12 ($CCBENCH_BUILD-cuda12)"
+if [ "$(id -u)" -eq 0 ]; then
+  "$CCBENCH_ROOT/scripts/build-cuda12.sh" "$CCBENCH_BUILD-cuda12"
+elif [ "${CI:-}" = true ]; then
+  echo "test.sh: the CUDA 12 build needs root (mmdebstrap, chroot); CI runs as root" >&2
+  exit 1
+else
+  echo "skipped: the CUDA 12 build needs root (mmdebstrap, chroot)"
+fi
 
 stage "unit tests and the reader's fuzzing under -fsanitize=address,undefined ($CCBENCH_BUILD-asan)"
 # clang, so that the same build also holds the libFuzzer target (scripts/fuzz.sh): the libraries are built

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +41,17 @@ extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not
 
 namespace ccbench::copy {
 namespace {
+
+/// Why Google Benchmark did not finish a run, if it did not: error_occurred/error_message until 1.7
+/// (Debian 12), skipped/skip_message from 1.8 (Debian 13, the CUDA 12 build).
+template <typename Run>
+auto run_error(const Run& run, int) -> decltype(run.error_occurred, std::optional<std::string>{}) {
+  return run.error_occurred ? std::optional<std::string>{run.error_message} : std::nullopt;
+}
+template <typename Run>
+auto run_error(const Run& run, long) -> decltype(run.skip_message, std::optional<std::string>{}) {
+  return run.skipped != decltype(run.skipped){} ? std::optional<std::string>{run.skip_message} : std::nullopt;
+}
 
 constexpr std::string_view kProgram = "copy_bench";
 
@@ -184,9 +196,10 @@ class JsonReporter final : public benchmark::ConsoleReporter {
     r.peak_GBps = peak.GBps;
     r.peak_basis = peak.basis;
     const auto& s = m_samples.last(name);
-    if (run.error_occurred || s.seconds.empty()) {
+    const auto error = run_error(run, 0);
+    if (error || s.seconds.empty()) {
       r.status = CaseStatus::Failed;
-      r.reason = run.error_occurred ? run.error_message : "no sample was taken";
+      r.reason = error ? *error : "no sample was taken";
       ++m_failures;
     } else {
       r.time = summarize(s.seconds);
