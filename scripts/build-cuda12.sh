@@ -53,8 +53,14 @@ git -C "$CCBENCH_ROOT" ls-files -z | tar -C "$CCBENCH_ROOT" --null -T - -cf - | 
 
 stage "configure and build: nvcc 12.4 with g++-13 as its host compiler (12.4 takes gcc 13 at most), the rest with g++ 14 (Debian 13's libraries are built with it)"
 in_root() {  # in_root SCRIPT: SCRIPT run by bash chrooted in the root filesystem
+  # A /dev of its own (a tmpfs with the few nodes a build needs), not the host's: Debian 13's libcuda1
+  # (a dependency of the toolkit) runs nvidia-modprobe when a program asks CUDA for the driver's
+  # version, and that made /dev/nvidiactl in the host's /dev, which then looked like a GPU machine.
   printf '%s\n' "$1" >"$root/root/step.sh"
-  unshare --mount --fork bash -c "mount -t proc proc '$root/proc' && mount --rbind /dev '$root/dev' && mount --rbind /sys '$root/sys' &&
+  unshare --mount --fork bash -c "set -e; mount -t proc proc '$root/proc'; mount --rbind /sys '$root/sys'
+    mount -t tmpfs -o mode=755 ccbench-dev '$root/dev'
+    for n in null zero full random urandom tty; do touch '$root/dev/'\$n; mount --bind /dev/\$n '$root/dev/'\$n; done
+    mkdir '$root/dev/shm'; mount -t tmpfs ccbench-shm '$root/dev/shm'
     chroot '$root' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash /root/step.sh"
 }
 in_root "set -e; cd /root/ccbench; CUDAHOSTCXX=g++-13 cmake -S . -B /root/build-cuda12 -G Ninja \

@@ -154,8 +154,13 @@ def rootfs(path, log, variant="apt", suite="bookworm"):
 def chroot(root, script, timeout=900, check=True):
     """bash -c SCRIPT chrooted in `root`, with /proc, /dev and /sys mounted (private namespace)."""
     inner = script.replace("'", "'\\''")
+    # A /dev of its own (a tmpfs with the usual nodes and /dev/shm), not the host's rbind-mounted: what
+    # runs inside must not make device nodes on the host (Debian 13's libcuda made /dev/nvidiactl so).
+    dev = (f"mount -t tmpfs -o mode=755 ccbench-dev '{root}/dev'; for n in null zero full random urandom tty; do "
+           f"touch '{root}/dev/'$n; mount --bind /dev/$n '{root}/dev/'$n; done; mkdir '{root}/dev/shm' '{root}/dev/pts'; "
+           f"mount -t tmpfs ccbench-shm '{root}/dev/shm'; ")
     return sh(["unshare", "--mount", "--fork", "bash", "-c",
-               f"set -e; mount -t proc proc '{root}/proc'; mount --rbind /dev '{root}/dev'; "
+               f"set -e; mount -t proc proc '{root}/proc'; {dev}"
                f"mount --rbind /sys '{root}/sys'; chroot '{root}' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "
                f"HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive bash -c '{inner}'"], timeout=timeout,
               check=check)

@@ -25,7 +25,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
 import validate_result  # noqa: E402  (mpi_test_environment, world_rank_pids)
 
 ENV = validate_result.mpi_test_environment(os.environ)
-FLAGS = ["--backend", "mpi", "-b", "1K", "-e", "64M", "-f", "2", "--time-budget", "0.6", "--timeout", "60"]
+# At least 50 samples per size: the large sizes alone then take ~8 s on an idle 2-core machine, longer
+# than the forging takes (0.6 s of budget alone let an idle machine finish the sweep in 4 s, before it).
+FLAGS = ["--backend", "mpi", "-b", "1K", "-e", "64M", "-f", "2", "--time-budget", "3", "--min-samples", "50", "--timeout", "60"]
 HANG = {"reporter": 1, "activity": "all_reduce 1024 B out-of-place in group world", "waited_s": 5.0,
         "silent": [0], "resumed": [], "answered": [{"rank": 1, "activity": "forged", "resumed_s_ago": -1.0}]}
 FAKE_MAC = "0" * 64
