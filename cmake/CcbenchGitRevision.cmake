@@ -2,7 +2,9 @@
 # changed, so that --version and the results name the commit that was built, not the one configured.
 # -DSOURCE_DIR= -DIN= -DOUT= -DPROJECT_VERSION= [-DGIT_EXECUTABLE=]
 set(CCBENCH_GIT_REVISION "unknown")
-if(GIT_EXECUTABLE)
+if(DEFINED ENV{CCBENCH_GIT_REVISION})  # a copy of the source without .git (scripts/build-cuda12.sh)
+  set(CCBENCH_GIT_REVISION "$ENV{CCBENCH_GIT_REVISION}")
+elseif(GIT_EXECUTABLE)
   execute_process(COMMAND ${GIT_EXECUTABLE} describe --always --dirty --abbrev=12
                   WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_VARIABLE _rev
                   OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)

@@ -63,7 +63,8 @@ in_root() {  # in_root SCRIPT: SCRIPT run by bash chrooted in the root filesyste
     mkdir '$root/dev/shm'; mount -t tmpfs ccbench-shm '$root/dev/shm'
     chroot '$root' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash /root/step.sh"
 }
-in_root "set -e; cd /root/ccbench; CUDAHOSTCXX=g++-13 cmake -S . -B /root/build-cuda12 -G Ninja \
+revision=$(git -C "$CCBENCH_ROOT" describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+in_root "set -e; export CCBENCH_GIT_REVISION=$revision; cd /root/ccbench; CUDAHOSTCXX=g++-13 cmake -S . -B /root/build-cuda12 -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCBENCH_WERROR=ON -DCCBENCH_CUDA=ON -DCCBENCH_NCCL=ON -DCCBENCH_KERNELS=ON \
   -DCCBENCH_BUILD_TESTS=OFF -DCCBENCH_BUILD_PERF=OFF -DNCCL_HOME=/opt/nccl >/root/configure.log || { tail -30 /root/configure.log; exit 1; }
   grep -A8 'features have been enabled' /root/configure.log; ninja -C /root/build-cuda12 -j\$(nproc) copy_bench \
