@@ -5,7 +5,7 @@
 if(NOT CCBENCH_MPI_FOUND OR NOT TARGET ccbench-report)
   return()
 endif()
-foreach(_case relocated deb bundle quickstart container)
+foreach(_case relocated deb bundle quickstart container nccl-swap)
   add_test(NAME install.${_case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/install/install_test.py
                    --build ${PROJECT_BINARY_DIR} --source ${PROJECT_SOURCE_DIR} ${_case})

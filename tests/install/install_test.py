@@ -26,6 +26,11 @@
       with mmdebstrap and imported: no registry is reachable), then run: --version, mpirun -np 2
       allreduce_bench, ccbench-report table.
 
+  install_test.py --build DIR --source DIR nccl-swap
+      the same allreduce_bench with the NCCL the system has and with the NCCL of the PyPI wheel
+      nvidia-nccl-cu13 2.32.3 (pip download, kept in DIR/_nccl) on LD_LIBRARY_PATH, then through
+      CCBENCH_NCCL_LIBRARY: --version names each library and version; no rebuild.
+
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
 skipped, saying what is missing. Failures raise AssertionError (exit 1).
 """
@@ -38,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 SKIP = 77
 BENCH_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_btl": "self,vader",
@@ -363,11 +369,52 @@ def container(args):
     print("container: PASSED")
 
 
+NCCL_WHEEL = "nvidia-nccl-cu13==2.32.3"
+
+
+def nccl_swap(args):
+    build = pathlib.Path(args.build).resolve()
+    bench = build / "bench" / "apps" / "allreduce_bench"
+    before = sh([str(bench), "--version"]).stdout
+    if re.search(r"^  nccl\s+not built in", before, re.M):
+        skip("this build has no NCCL backend")
+    system = re.search(r"^  nccl\s+(\S+) loaded from (\S+), built with (\S+)", before, re.M)
+    assert system, f"no NCCL loaded by default: {before}"
+    print(f"default: NCCL {system.group(1)} from {system.group(2)} (built with {system.group(3)})")
+    wheels = build / "_nccl"
+    lib = wheels / "lib" / "libnccl.so.2"
+    if not lib.exists():
+        wheels.mkdir(exist_ok=True)
+        sh([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", NCCL_WHEEL, "-d",
+            str(wheels)], timeout=900)
+        wheel = next(wheels.glob("nvidia_nccl_cu13-2.32.3-*.whl"))
+        with zipfile.ZipFile(wheel) as z:
+            lib.parent.mkdir(exist_ok=True)
+            lib.write_bytes(z.read("nvidia/nccl/lib/libnccl.so.2"))
+        wheel.unlink()
+    env = dict(os.environ, LD_LIBRARY_PATH=str(lib.parent))
+    env.pop("CCBENCH_NCCL_LIBRARY", None)
+    swapped = sh([str(bench), "--version"], env=env).stdout
+    m = re.search(r"^  nccl\s+(\S+) loaded from (\S+), built with (\S+)", swapped, re.M)
+    assert m and m.group(1) == "2.32.3" and m.group(2) == str(lib.resolve()), f"LD_LIBRARY_PATH: {swapped}"
+    assert m.group(3) == system.group(3), "the build's NCCL changed"
+    env = dict(os.environ, CCBENCH_NCCL_LIBRARY=str(lib))
+    chosen = sh([str(bench), "--version"], env=env).stdout
+    m2 = re.search(r"^  nccl\s+(\S+) loaded from (\S+)", chosen, re.M)
+    assert m2 and m2.group(1) == "2.32.3", f"CCBENCH_NCCL_LIBRARY: {chosen}"
+    env = dict(os.environ, CCBENCH_NCCL_LIBRARY=str(build / "no-such-libnccl.so.2"))
+    p = sh([str(bench), "--version"], env=env)
+    assert "none loaded: CCBENCH_NCCL_LIBRARY=" in p.stdout, p.stdout
+    print(f"swapped: NCCL {system.group(1)} -> {m.group(1)} ({m.group(2)}), same binary, built with {m.group(3)}")
+    print("nccl-swap: PASSED")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
-    cases = {"relocated": relocated, "deb": deb, "bundle": bundle, "quickstart": quickstart, "container": container}
+    cases = {"relocated": relocated, "deb": deb, "bundle": bundle, "quickstart": quickstart, "container": container,
+             "nccl-swap": nccl_swap}
     parser.add_argument("case", choices=list(cases))
     args = parser.parse_args()
     cases[args.case](args)
