@@ -66,6 +66,8 @@ std::optional<T> number(std::string_view text) {
 
 }  // namespace
 
+RollKey::~RollKey() { wipe(*this); }
+
 RollKey random_roll_key() {
   RollKey key{};
   std::size_t got = 0;

@@ -22,7 +22,16 @@ namespace ccbench {
 inline constexpr std::string_view kRollMagic = "CCBRC2";
 
 /// The job's secret: 128 random bits that world rank 0 draws and shares over the job's own channel.
-using RollKey = std::array<std::uint8_t, 16>;
+/// Every copy is wiped (OPENSSL_cleanse) when it ends.
+class RollKey : public std::array<std::uint8_t, 16> {
+ public:
+  RollKey() : std::array<std::uint8_t, 16>{} {}
+  RollKey(const RollKey&) = default;
+  RollKey& operator=(const RollKey&) = default;
+  RollKey(RollKey&&) = default;
+  RollKey& operator=(RollKey&&) = default;
+  ~RollKey();
+};
 /// From getrandom(2). Throws BackendError when the kernel gives none.
 [[nodiscard]] RollKey random_roll_key();
 
