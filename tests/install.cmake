@@ -1,7 +1,8 @@
 # install tier: cmake --install moved away from the source and build trees, the .deb in a fresh
 # Debian 12 root filesystem, and the bundle in a bare one (tests/install/install_test.py). Root, unshare and (deb) mmdebstrap with the
-# Debian archive; exit 77 = skipped, saying what is missing. Measured here: relocated ~10 s, deb ~35 s,
-# bundle ~35 s; quickstart (a clone of HEAD in a fresh Debian 12: apt, build, run) see the note in install_test.py.
+# Debian archive; exit 77 = skipped, saying what is missing. Measured here: relocated 5 s, deb 33 s,
+# bundle 34 s, quickstart 187-199 s (a clone of HEAD in a fresh Debian 12: apt, build, run), container 25-28 s,
+# nccl-swap 2 s (after one download of the nvidia-nccl-cu13 wheel).
 if(NOT CCBENCH_MPI_FOUND OR NOT TARGET ccbench-report)
   return()
 endif()

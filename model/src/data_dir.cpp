@@ -15,37 +15,26 @@
 #endif
 
 namespace ccbench {
+namespace {
 
-std::filesystem::path own_folder() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path{} : exe.parent_path();
-}
+struct ProfilesDir {
+  std::filesystem::path path;
+  bool installed = false;
+};
 
-DataDir data_dir() {
-  DataDir d;
+ProfilesDir profiles_dir() {
   if (const char* env = std::getenv("CCBENCH_DATA_DIR"); env != nullptr && *env != '\0') {
-    const std::filesystem::path root{env};
-    d.profiles = root / "profiles";
-    d.suites = root / "suites";
-    d.origin = fmt::format("CCBENCH_DATA_DIR ({})", root.string());
-    return d;
+    return {std::filesystem::path{env} / "profiles", false};
   }
-  const auto folder = own_folder();
-  if (folder.filename() == "bin") {  // installed: PREFIX/bin beside PREFIX/share/ccbench
-    const auto root = folder.parent_path() / "share" / "ccbench";
-    d.profiles = root / "profiles";
-    d.suites = root / "suites";
-    d.origin = fmt::format("the install ({})", root.string());
-    d.installed = true;
-    return d;
+  std::error_code ec;
+  const auto folder = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  if (!ec && folder.filename() == "bin") {  // installed: PREFIX/bin beside PREFIX/share/ccbench
+    return {folder.parent_path() / "share" / "ccbench" / "profiles", true};
   }
-  const std::filesystem::path source{CCBENCH_SOURCE_DIR};
-  d.profiles = source / "profiles";
-  d.suites = source / "scripts" / "suites";
-  d.origin = fmt::format("the source tree this build came from ({})", source.string());
-  return d;
+  return {std::filesystem::path{CCBENCH_SOURCE_DIR} / "profiles", false};
 }
+
+}  // namespace
 
 std::filesystem::path find_profile(const std::string& name_or_path) {
   const bool is_path =
@@ -56,26 +45,26 @@ std::filesystem::path find_profile(const std::string& name_or_path) {
   if (name_or_path.empty()) {
     throw UsageError("--profile '': give a profile's name or its file");
   }
-  const DataDir d = data_dir();
+  const ProfilesDir d = profiles_dir();
   std::error_code ec;
-  if (!std::filesystem::is_directory(d.profiles, ec)) {
+  if (!std::filesystem::is_directory(d.path, ec)) {
     throw UsageError(fmt::format(
         "--profile {}: {} is missing, so no profile can be found by name{}; give the profile's file instead",
-        name_or_path, d.profiles.string(),
+        name_or_path, d.path.string(),
         d.installed ? " (was this install's share/ccbench moved away from its bin/?)" : ""));
   }
-  auto path = d.profiles / (name_or_path + ".json");
+  auto path = d.path / (name_or_path + ".json");
   if (std::filesystem::is_regular_file(path, ec)) {
     return path;
   }
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(d.profiles, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(d.path, ec)) {
     if (entry.path().extension() == ".json") {
       names.push_back(entry.path().stem().string());
     }
   }
   std::sort(names.begin(), names.end());
-  throw UsageError(fmt::format("--profile {}: no such profile in {} (there: {})", name_or_path, d.profiles.string(),
+  throw UsageError(fmt::format("--profile {}: no such profile in {} (there: {})", name_or_path, d.path.string(),
                                names.empty() ? std::string{"none"} : fmt::format("{}", fmt::join(names, ", "))));
 }
 

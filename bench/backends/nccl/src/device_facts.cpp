@@ -1,6 +1,7 @@
 #include "device_facts.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 
 #include "ccbench/gpu_probe.hpp"
+#include "ccbench/nccl/nccl_backend.hpp"
 #include "ccbench/version.hpp"
 #include "cuda_check.hpp"
 #include "nccl_compat.hpp"
@@ -76,3 +78,28 @@ std::map<std::string, std::string> collect_versions(int device, int nccl_version
 }
 
 }  // namespace ccbench::nccl_detail
+
+namespace ccbench {
+
+LibraryLines nccl_library_lines() {
+  int runtime = 0;
+  const bool has_runtime = cudaRuntimeGetVersion(&runtime) == cudaSuccess;
+  int driver = 0;
+  const bool has_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
+  LibraryLines lines;
+  lines.emplace_back(
+      "cuda", fmt::format("runtime {} (linked statically; built with {}), driver {}",
+                          has_runtime ? cuda_version_text(runtime) : "unknown", cuda_version_text(CUDART_VERSION),
+                          has_driver ? cuda_version_text(driver) : "none (no libcuda.so.1 here)"));
+  const std::string built = nccl_detail::version_string(NCCL_VERSION_CODE);
+  if (const auto* api = nccl_detail::nccl_api()) {
+    lines.emplace_back("nccl",
+                       fmt::format("{} loaded from {}, built with {}",
+                                   nccl_detail::version_string(nccl_detail::loaded_version()), api->file, built));
+  } else {
+    lines.emplace_back("nccl", fmt::format("none loaded: {}; built with {}", nccl_detail::nccl_load_error(), built));
+  }
+  return lines;
+}
+
+}  // namespace ccbench

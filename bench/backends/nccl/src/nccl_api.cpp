@@ -147,6 +147,12 @@ const NcclApi* nccl_api() noexcept {
   }
 }
 
+int loaded_version() noexcept {
+  const NcclApi* api = nccl_api();
+  int version = 0;
+  return api != nullptr && api->GetVersion(&version) == ncclSuccess ? version : 0;
+}
+
 std::string nccl_load_error() { return loaded().ok ? std::string{} : loaded().error; }
 
 const NcclApi& nccl() {

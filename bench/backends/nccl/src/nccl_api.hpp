@@ -42,6 +42,9 @@ struct NcclApi {
 const NcclApi* nccl_api() noexcept;
 std::string nccl_load_error();
 
+/// ncclGetVersion of the library loaded; 0 when none is loaded or it fails.
+int loaded_version() noexcept;
+
 /// The loaded library; only called where nccl_api() was checked (make_nccl_backend does).
 const NcclApi& nccl();
 

@@ -1,7 +1,6 @@
 #include "ccbench/nccl/nccl_backend.hpp"
 
 #include <cuda_runtime.h>
-#include <fmt/format.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -20,7 +19,6 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/types.hpp"
-#include "ccbench/version.hpp"
 #include "communicator.hpp"
 #include "cuda_check.hpp"
 #include "cuda_resources.hpp"
@@ -46,13 +44,6 @@ using nccl_detail::Layout;
 using nccl_detail::OpArgs;
 using nccl_detail::pci_bus_id;
 using nccl_detail::Stream;
-
-/// The NCCL version loaded at run time; 0 when ncclGetVersion fails.
-int loaded_nccl_version() noexcept {
-  const auto* api = nccl_detail::nccl_api();
-  int version = 0;
-  return api != nullptr && api->GetVersion(&version) == ncclSuccess ? version : 0;
-}
 
 /// What stops this rank from running on its GPU, as one line that says how to fix it; empty if
 /// nothing does. Whether there are GPUs enough for the ranks is the caller's check (the app's
@@ -455,30 +446,9 @@ CudaAnswer cuda_answer() noexcept { return ask_cuda(); }
 
 std::string nccl_unavailable() { return nccl_detail::nccl_load_error(); }
 
-LibraryLines nccl_library_lines() {
-  int runtime = 0;
-  const bool has_runtime = cudaRuntimeGetVersion(&runtime) == cudaSuccess;
-  int driver = 0;
-  const bool has_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
-  LibraryLines lines;
-  lines.emplace_back(
-      "cuda", fmt::format("runtime {} (linked statically; built with {}), driver {}",
-                          has_runtime ? cuda_version_text(runtime) : "unknown", cuda_version_text(CUDART_VERSION),
-                          has_driver ? cuda_version_text(driver) : "none (no libcuda.so.1 here)"));
-  if (const auto* api = nccl_detail::nccl_api()) {
-    lines.emplace_back(
-        "nccl", fmt::format("{} loaded from {}, built with {}", nccl_detail::version_string(loaded_nccl_version()),
-                            api->file, nccl_detail::version_string(NCCL_VERSION_CODE)));
-  } else {
-    lines.emplace_back("nccl", fmt::format("none loaded: {}; built with {}", nccl_detail::nccl_load_error(),
-                                           nccl_detail::version_string(NCCL_VERSION_CODE)));
-  }
-  return lines;
-}
-
 std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check) {
   Setup setup;
-  setup.nccl_version = loaded_nccl_version();
+  setup.nccl_version = nccl_detail::loaded_version();
   select_device_everywhere(group, local_rank, local_size, setup.nccl_version);
   setup.device = local_rank;
   setup.group_nccl_version = setup.nccl_version;
