@@ -9,14 +9,17 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "ccbench/errors.hpp"
+#include "lock_reaper.hpp"
 
 namespace ccbench {
 
@@ -24,6 +27,8 @@ namespace {
 
 constexpr int kMaxDefaultNames = 1000;  // <stem>.json, <stem>-2.json, ... <stem>-1000.json
 constexpr int kLockAttempts = 100;      // a lock file replaced under us this often is not a race
+constexpr int kBusyWaits = 5;           // a held lock is asked for again this often before it counts as held
+constexpr std::chrono::milliseconds kBusyWait{20};
 
 // Paths removed when the process is ended by SIGTERM, SIGINT or SIGHUP: what mpirun (SIGTERM, then SIGKILL a
 // second later) and srun (SIGTERM, then SIGKILL after KillWait) send to every rank when they end a job that
@@ -165,9 +170,11 @@ std::string holder_of(int fd) {
 }
 
 /// Opens and flocks "<path>.lock". Returns the held descriptor, or -1 when a live run holds it
-/// (`holder` then says which). Retries when the lock file was removed or replaced as we took it.
-int hold_lock_file(const std::filesystem::path& path, std::string_view flag, std::string& holder) {
+/// (`holder` then says which). Retries when the lock file was removed or replaced as we took it, and, when
+/// `ask_again`, a few times over 100 ms when it is held (a dead run's helper may be removing it).
+int hold_lock_file(const std::filesystem::path& path, std::string_view flag, std::string& holder, bool ask_again) {
   const auto lock = lock_path_of(path);
+  int busy_waits = 0;
   for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
     const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     struct stat held {};
@@ -179,14 +186,25 @@ int hold_lock_file(const std::filesystem::path& path, std::string_view flag, std
       throw UsageError(fmt::format("{} {}: cannot hold its lock {}: {}", flag, path.string(), lock.string(),
                                    err == EINVAL ? "not a regular file" : std::strerror(err)));
     }
+    struct stat now {};
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      // A dead run's helper holds it for a moment while it removes it (lock_reaper.hpp): ask again once it
+      // is gone, or after a short wait; a live run keeps it.
+      const bool replaced = ::lstat(lock.c_str(), &now) != 0 || now.st_dev != held.st_dev || now.st_ino != held.st_ino;
+      if (replaced || (ask_again && busy_waits++ < kBusyWaits)) {
+        ::close(fd);
+        if (!replaced) {
+          std::this_thread::sleep_for(kBusyWait);
+        }
+        continue;
+      }
       holder = holder_of(fd);
       ::close(fd);
       return -1;
     }
-    struct stat now {};
     if (::lstat(lock.c_str(), &now) == 0 && now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
-      const std::string pid = fmt::format("pid {}\n", ::getpid());  // for a second run's message only
+      // For a second run's message, and for this run's helper, which removes only a file naming its holder.
+      const std::string pid = fmt::format("pid {}\n", ::getpid());
       if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
         holder.clear();
       }
@@ -256,13 +274,14 @@ void check_output_path(const std::filesystem::path& path, std::string_view flag)
 OutputClaim OutputClaim::explicit_path(const std::filesystem::path& path, std::string_view flag) {
   check_output_path(path, flag);
   std::string holder;
-  const int fd = hold_lock_file(path, flag, holder);
+  const int fd = hold_lock_file(path, flag, holder, true);
   if (fd < 0) {
     throw UsageError(
         fmt::format("{} {}: another run ({}) is writing it now; give another path", flag, path.string(), holder));
   }
   OutputClaim claim(path, fd);
   remove_stale_temps(path);
+  claim.watch();
   return claim;
 }
 
@@ -271,7 +290,7 @@ OutputClaim OutputClaim::default_path(const std::string& stem) {
     const std::filesystem::path path = n == 1 ? stem + ".json" : fmt::format("{}-{}.json", stem, n);
     check_output_path(path, "the result path");
     std::string holder;
-    const int fd = hold_lock_file(path, "the result path", holder);
+    const int fd = hold_lock_file(path, "the result path", holder, false);  // a held name: the next one
     if (fd < 0) {
       continue;  // a run started in the same second holds this name
     }
@@ -279,6 +298,7 @@ OutputClaim OutputClaim::default_path(const std::string& stem) {
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
       remove_stale_temps(path);
+      claim.watch();
       return claim;
     }
   }
@@ -292,6 +312,7 @@ OutputClaim::OutputClaim(OutputClaim&& other) noexcept
     : m_path(std::move(other.m_path)),
       m_lock_fd(std::exchange(other.m_lock_fd, -1)),
       m_cleanup_slot(std::exchange(other.m_cleanup_slot, -1)),
+      m_reaper(std::exchange(other.m_reaper, {})),
       m_made_folder(std::exchange(other.m_made_folder, {})) {}
 
 OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
@@ -300,6 +321,7 @@ OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
     m_path = std::move(other.m_path);
     m_lock_fd = std::exchange(other.m_lock_fd, -1);
     m_cleanup_slot = std::exchange(other.m_cleanup_slot, -1);
+    m_reaper = std::exchange(other.m_reaper, {});
     m_made_folder = std::exchange(other.m_made_folder, {});
   }
   return *this;
@@ -307,8 +329,17 @@ OutputClaim& OutputClaim::operator=(OutputClaim&& other) noexcept {
 
 OutputClaim::~OutputClaim() { release(); }
 
+void OutputClaim::watch() {
+  std::error_code ec;
+  const auto lock = std::filesystem::absolute(lock_path_of(m_path), ec);
+  if (!ec) {
+    m_reaper = detail::start_lock_reaper(lock.string());
+  }
+}
+
 void OutputClaim::release() noexcept {
   // Disarmed first: once the lock file is gone, another run may make a new one at the same path.
+  detail::dismiss_lock_reaper(m_reaper);
   disarm(std::exchange(m_cleanup_slot, -1));
   if (m_lock_fd >= 0) {
     ::unlink(lock_path_of(m_path).c_str());  // still held: whoever opened it since retries on the new one

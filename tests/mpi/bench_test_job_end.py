@@ -3,7 +3,9 @@ whatever reason, only the result is left in its folder (no PATH.lock, no PATH.tm
 
 World rank 0 (the writer) holds PATH.lock. A job ended by another rank kills the writer, so the rank that ends it
 tells the writer first and waits until it has let go (HangGuard); a writer that cannot answer in time is ended by
-mpirun's SIGTERM, which removes the lock too (OutputClaim). Test hooks force each order (bench/apps/debug_hooks.hpp):
+mpirun's SIGTERM, which removes the lock too (OutputClaim); a writer SIGKILLed before it ran that handler (mpirun
+4.1 sends SIGKILL a few ms after SIGTERM once any local rank has died) has its lock removed by its helper process
+(runtime/src/lock_reaper.hpp). Test hooks force each order (bench/apps/debug_hooks.hpp):
   writer-first  rank 3 stopped mid-sweep; the writer's --timeout ends first (CCBENCH_DEBUG_EXPIRE_FIRST=0)
   other-first   the same, but rank 2 gives up first and tells the writer (CCBENCH_DEBUG_EXPIRE_FIRST=2)
   writer-slow   rank 2 first, and the writer takes 6 s to record the hang, longer than rank 2 waits
@@ -20,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from bench_test_signals import completed_results, kill_session, rank0_pid, session_pids
+from bench_test_signals import completed_results, kill_session, left_beside, rank0_pid, session_pids
 
 TIMEOUT_S = 4
 ORDERS = {
@@ -57,8 +59,10 @@ def job_end(env, args):
             kill_session(proc.pid)
         left = session_pids(proc.pid)
         print(stdout, stderr, sep="\n")
-        beside = sorted(p.name for p in pathlib.Path(tmp).iterdir() if p.name != out.name)
-        print(f"FIGURE: {args.order}: exit {proc.returncode}; left beside the result: {beside or 'nothing'}")
+        at_exit = sorted(p.name for p in pathlib.Path(tmp).iterdir() if p.name != out.name)
+        beside = left_beside(tmp, out.name)
+        print(f"FIGURE: {args.order}: exit {proc.returncode}; beside the result as mpirun ended: "
+              f"{at_exit or 'nothing'}; once the lock-file helper was done: {beside or 'nothing'}")
         assert not left, f"processes left after the job ended: {left}"
         assert not beside, f"left beside the result by a job that ended ({args.order}): {beside}"
         if expected_code is not None:

@@ -52,6 +52,31 @@ def kill_session(sid, timeout=30):
     raise AssertionError(f"processes of session {sid} survive SIGKILL: {session_pids(sid)}")
 
 
+def helpers_of(folder):
+    """Live lock-file helpers (runtime/src/lock_reaper.hpp) of result paths in `folder`: each runs in a session
+    of its own, so session_pids() does not see it."""
+    pids = []
+    for proc in pathlib.Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
+        except OSError:
+            continue
+        if len(argv) > 3 and argv[1] == b"--ccbench-lock-reaper" and argv[3].startswith(os.fsencode(folder)):
+            pids.append(int(proc.name))
+    return pids
+
+
+def left_beside(folder, result_name, timeout=30):
+    """What is left in `folder` beside the result once the job has ended. A world rank 0 killed with SIGKILL
+    (Open MPI 4.1's mpirun sends it a few ms after SIGTERM) leaves its .lock for its helper to remove as
+    soon as it sees rank 0 gone: waits (at most `timeout` s) for every helper to finish first."""
+    deadline = time.time() + timeout
+    while helpers_of(folder) and time.time() < deadline:
+        time.sleep(0.02)
+    assert not helpers_of(folder), f"lock-file helpers still running {timeout} s after the job: {helpers_of(folder)}"
+    return sorted(p.name for p in pathlib.Path(folder).iterdir() if p.name != result_name)
+
+
 def dump_hung_job(sid, tag):
     """Prints each process of a job that did not end: its state and wait channel, and every thread's stack where
     gdb is installed (one hung round of 30 once left nothing to read)."""
@@ -105,9 +130,10 @@ def sigkill(env, args):
         assert sizes == expected, f"sizes {sizes} are not the completed prefix {expected}"
         assert all(r["status"] == "ok" for r in doc["results"])
         assert doc["run"]["ended_utc"] is None, "a killed run cannot have ended"
-        leftovers = [p.name for p in pathlib.Path(tmp).iterdir() if ".tmp." in p.name]
+        leftovers = left_beside(tmp, out.name)  # SIGKILL: the lock file's helper removes it (lock_reaper.hpp)
+        assert not leftovers, f"left beside the result of a killed run ({args.victim}): {leftovers}"
         print(f"PASS: killed ({args.victim}) after >= {completed} sizes; file holds {len(sizes)} complete sizes "
-              f"({sizes[0]}..{sizes[-1]} B), validates; temporaries left: {leftovers}")
+              f"({sizes[0]}..{sizes[-1]} B), validates; nothing left beside it")
 
 
 STOP_TIMEOUT_S = 4
@@ -157,7 +183,7 @@ def sigstop(env, args):
               f"{'SIGSTOP' if args.at == 'sweep' else 'launch'}")
         assert proc.returncode == 3, f"exit code {proc.returncode}, expected 3 (timeout)"
         assert not left, f"processes left after the job ended: {left}"
-        leftovers = sorted(p.name for p in pathlib.Path(tmp).iterdir() if p.name != out.name)
+        leftovers = left_beside(tmp, out.name)
         assert not leftovers, f"left beside the result by a job that timed out: {leftovers}"
         # In set-up the clock runs from the launch, which adds MPI's start-up (~1 s here).
         assert took <= STOP_TIMEOUT_S + 10, f"ranks took {took:.1f} s to go, more than --timeout + 10 s"

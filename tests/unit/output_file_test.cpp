@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 
 #include "ccbench/errors.hpp"
 
@@ -98,14 +101,16 @@ TEST_F(OutputFile, AClaimRemovesADeadWritersTemporaryFiles) {
   EXPECT_TRUE(fs::exists(dir() / "other.json.tmp.999999"));
 }
 
-/// A child process that holds a claim on `path` until `signal` ends it; returns how it ended (waitpid status).
-int status_of_a_claim_ended_by(const fs::path& path, int signal) {
+/// A child process that holds a claim on `path` until `signal` ends it (sent to its process group when
+/// `group`, as mpirun's SIGKILL is); returns how it ended (waitpid status).
+int status_of_a_claim_ended_by(const fs::path& path, int signal, bool group = false) {
   std::array<int, 2> ready{};
   if (::pipe(ready.data()) != 0) {
     return -1;
   }
   const pid_t child = ::fork();
   if (child == 0) {
+    ::setpgid(0, 0);
     const OutputClaim claim = OutputClaim::explicit_path(path, "--out");
     const char byte = 1;
     (void)::write(ready[1], &byte, 1);
@@ -117,14 +122,22 @@ int status_of_a_claim_ended_by(const fs::path& path, int signal) {
   (void)::read(ready[0], &byte, 1);
   ::close(ready[0]);
   ::close(ready[1]);
-  ::kill(child, signal);
+  ::kill(group ? -child : child, signal);
   int status = 0;
   ::waitpid(child, &status, 0);
   return status;
 }
 
+/// Whether `path` is gone within 30 s: the helper that removes a killed holder's lock file runs on its own.
+bool gone_soon(const fs::path& path) {
+  for (int i = 0; i < 3000 && fs::exists(path); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return !fs::exists(path);
+}
+
 // mpirun and srun end a job's ranks with SIGTERM before SIGKILL: the lock file goes with the process, which
-// still ends by the signal (its exit status unchanged). SIGKILL leaves it, for the next run to take over.
+// still ends by the signal (its exit status unchanged).
 TEST_F(OutputFile, AnEndingSignalRemovesTheLockFileAndStillEndsTheProcess) {
   for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
     const auto path = dir() / fmt::format("r{}.json", signal);
@@ -133,11 +146,34 @@ TEST_F(OutputFile, AnEndingSignalRemovesTheLockFileAndStillEndsTheProcess) {
     EXPECT_EQ(WTERMSIG(status), signal);
     EXPECT_FALSE(fs::exists(path.string() + ".lock")) << strsignal(signal);
   }
-  const auto killed = dir() / "killed.json";
-  const int status = status_of_a_claim_ended_by(killed, SIGKILL);
-  ASSERT_TRUE(WIFSIGNALED(status));
-  EXPECT_TRUE(fs::exists(killed.string() + ".lock"));
-  EXPECT_NO_THROW((void)OutputClaim::explicit_path(killed, "--out"));  // a dead run's lock is taken over
+}
+
+// No handler sees SIGKILL (Open MPI 4.1's mpirun sends it to each rank's process group milliseconds after
+// SIGTERM): the helper, in a session of its own, removes the lock file once the holder is gone.
+TEST_F(OutputFile, AHolderKilledWithSigkillLeavesNoLockFile) {
+  for (const bool group : {false, true}) {
+    const auto killed = dir() / fmt::format("killed-{}.json", group ? "group" : "process");
+    const int status = status_of_a_claim_ended_by(killed, SIGKILL, group);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    EXPECT_EQ(WTERMSIG(status), SIGKILL);
+    EXPECT_TRUE(gone_soon(killed.string() + ".lock")) << (group ? "its process group killed" : "it alone killed");
+    EXPECT_NO_THROW((void)OutputClaim::explicit_path(killed, "--out"));
+  }
+}
+
+// The helper removes only a file that names its dead holder: a stale lock file of another run (here one
+// whose holder never wrote it) is left for the next run to take over, as before.
+TEST_F(OutputFile, AStaleLockFileIsTakenOverAndKeptWhileHeld) {
+  const auto path = dir() / "r.json";
+  std::ofstream(path.string() + ".lock") << "pid 999999\n";
+  {
+    const OutputClaim claim = OutputClaim::explicit_path(path, "--out");
+    EXPECT_TRUE(fs::exists(path.string() + ".lock"));
+    std::ifstream in(path.string() + ".lock");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, fmt::format("pid {}\n", ::getpid()));
+  }
+  EXPECT_FALSE(fs::exists(path.string() + ".lock"));
 }
 
 }  // namespace

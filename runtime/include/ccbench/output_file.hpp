@@ -11,6 +11,15 @@
 
 namespace ccbench {
 
+namespace detail {
+/// The helper process that removes a held path's lock file when its holder dies unseen (SIGKILL): its pid
+/// and the holder's end of the socket pair it waits on; -1 and -1 when none runs (src/lock_reaper.hpp).
+struct LockReaper {
+  pid_t pid = -1;
+  int fd = -1;
+};
+}  // namespace detail
+
 /// What a file that is not a regular one is, from its st_mode: "a character device", "a named
 /// pipe", "a symbolic link", ... (the words every refusal of a path uses).
 std::string_view file_kind(mode_t mode);
@@ -23,10 +32,11 @@ void check_output_path(const std::filesystem::path& path, std::string_view flag)
 /// A result path held for one run: an advisory flock on "<path>.lock" beside it, which the kernel
 /// releases when the process ends, so a killed run never blocks the next. While held, temporary
 /// files that a killed writer of the same path left ("<path>.tmp.*") are removed. The lock file is
-/// removed when the claim ends, and when the process is ended by SIGTERM, SIGINT or SIGHUP (as mpirun
-/// and srun end every rank of a job; a program's own handler for them is kept); only SIGKILL leaves
-/// it, and the next run takes a stale one over. write_file_atomically's named temporary file is
-/// removed on those signals too.
+/// removed when the claim ends, when the process is ended by SIGTERM, SIGINT or SIGHUP (as mpirun and
+/// srun end every rank of a job; a program's own handler for them is kept), and, by a helper process
+/// that outlives it, when the process dies unseen (SIGKILL: Open MPI 4.1's mpirun sends it milliseconds
+/// after SIGTERM). Only a kill of the helper too (a cgroup kill) leaves it, and the next run takes a
+/// stale one over. write_file_atomically's named temporary file is removed on those signals too.
 class OutputClaim {
  public:
   /// An explicit path (--out): refused (UsageError) when it is not a writable regular file path
@@ -49,11 +59,13 @@ class OutputClaim {
 
  private:
   OutputClaim(std::filesystem::path path, int lock_fd);
+  void watch();  // starts the lock file's helper (detail::LockReaper), once the claim is the one returned
   void release() noexcept;
 
   std::filesystem::path m_path;
   int m_lock_fd = -1;
-  int m_cleanup_slot = -1;  // the lock file's removal on an ending signal
+  int m_cleanup_slot = -1;      // the lock file's removal on an ending signal
+  detail::LockReaper m_reaper;  // the lock file's removal when the process dies unseen (SIGKILL)
   std::filesystem::path m_made_folder;
 };
 
