@@ -55,15 +55,9 @@ def kill_session(sid, timeout=30):
 def helpers_of(folder):
     """Live lock-file helpers (runtime/src/lock_reaper.hpp) of result paths in `folder`: each runs in a session
     of its own, so session_pids() does not see it."""
-    pids = []
-    for proc in pathlib.Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
-        except OSError:
-            continue
-        if len(argv) > 3 and argv[1] == b"--ccbench-lock-reaper" and argv[3].startswith(os.fsencode(folder)):
-            pids.append(int(proc.name))
-    return pids
+    prefix = os.fsencode(folder)
+    return [pid for pid, argv in validate_result.process_argvs()
+            if len(argv) > 3 and argv[1] == b"--ccbench-lock-reaper" and argv[3].startswith(prefix)]
 
 
 def left_beside(folder, result_name, timeout=30):

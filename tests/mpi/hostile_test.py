@@ -126,15 +126,8 @@ def fractional_factor(env):
 
 def rank_pids(tag):
     """The pids of the bench processes whose argv holds `tag`."""
-    pids = []
-    for proc in pathlib.Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
-        except OSError:
-            continue
-        if tag.encode() in argv and argv[0].endswith(b"allreduce_bench"):
-            pids.append(int(proc.name))
-    return pids
+    return [pid for pid, argv in validate_result.process_argvs()
+            if tag.encode() in argv and argv[0].endswith(b"allreduce_bench")]
 
 
 def stopped_mpirun(env):

@@ -45,22 +45,30 @@ def mpi_test_environment(environ):
                 OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl="self,vader", OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
-def world_rank_pids(tag):
-    """World rank -> pid of the bench processes (not mpirun) whose argv holds `tag`."""
-    found = {}
+def process_argvs():
+    """(pid, argv as a list of bytes) of every live process this user can read."""
     for proc in pathlib.Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            environ = (proc / "environ").read_bytes().split(b"\0")
+            yield int(proc.name), (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
+
+
+def world_rank_pids(tag):
+    """World rank -> pid of the bench processes (not mpirun) whose argv holds `tag`."""
+    found = {}
+    for pid, cmdline in process_argvs():
         if tag.encode() not in cmdline or b"mpirun" in cmdline[0]:
+            continue
+        try:
+            environ = pathlib.Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
             continue
         for entry in environ:
             if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
-                found[int(entry.split(b"=", 1)[1])] = int(proc.name)
+                found[int(entry.split(b"=", 1)[1])] = pid
     return found
 
 
