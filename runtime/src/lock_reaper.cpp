@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -13,11 +14,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <string>
-
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere
 
 namespace ccbench::detail {
 
@@ -46,6 +46,9 @@ void close_inherited() {
 
 /// The helper: waits for its holder, then removes the lock file the holder left (see lock_reaper.hpp).
 void reap(pid_t holder, const char* lock) {
+  // Named apart from the ranks in top and ps (exec of /proc/self/exe would name it "exe"); pidof, which
+  // reads /proc/PID/exe, still counts it with the bench's processes: tell ranks by OMPI_COMM_WORLD_RANK.
+  ::prctl(PR_SET_NAME, "ccbench-lockrm", 0, 0, 0);
   for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) {
     ::signal(sig, SIG_IGN);  // a launcher that signals every process of the job must not end it first
   }
@@ -125,8 +128,15 @@ LockReaper start_lock_reaper(const std::string& lock_path) {
                             const_cast<char*>(holder.c_str()),         // NOLINT(cppcoreguidelines-pro-type-const-cast)
                             const_cast<char*>(lock_path.c_str()),      // NOLINT(cppcoreguidelines-pro-type-const-cast)
                             nullptr};
+  // Only what loading the program needs: no OMPI_COMM_WORLD_RANK, so nothing takes the helper for a rank.
+  std::string library_path;
+  std::array<char*, 2> env{nullptr, nullptr};
+  if (const char* value = std::getenv("LD_LIBRARY_PATH"); value != nullptr) {
+    library_path = std::string{"LD_LIBRARY_PATH="} + value;
+    env[0] = library_path.data();
+  }
   pid_t pid = -1;
-  const int err = theirs < 0 ? EBADF : ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argv.data(), environ);
+  const int err = theirs < 0 ? EBADF : ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argv.data(), env.data());
   ::posix_spawn_file_actions_destroy(&actions);
   ::posix_spawnattr_destroy(&attr);
   if (theirs >= 0) {

@@ -256,7 +256,8 @@ def verbs(args, tag):
     steps += [
         killed_peer_step("killed-mpi-rank", f"{mpirun_command(2, f'{bw_bin} {sweep} --out {killed}')} & mp=$!; "
                                             "sleep 1",
-                         "$(pidof ib_write_bw_bench | tr ' ' '\\n' | sort -n | tail -1)", "$mp"),
+                         "$(for p in $(pidof ib_write_bw_bench); do tr '\\0' '\\n' < /proc/$p/environ | "
+                         "grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)", "$mp"),
         killed_peer_step("killed-standalone-server",
                          f"{bw_bin} --server -p {STANDALONE_PORT + 3} {sweep} & sp=$!; "
                          f"{bw_bin} --connect 127.0.0.1 -p {STANDALONE_PORT + 3} {sweep} & cp=$!", "$sp", "$cp"),
