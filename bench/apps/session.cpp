@@ -184,20 +184,14 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
   } else if (!support.supported) {
     r.status = CaseStatus::Skipped;
     r.reason = support.reason;
+  } else if (auto refusal = memory_refusal(r.spec)) {
+    r.status = CaseStatus::Skipped;
+    r.reason = std::move(*refusal);
   } else {
-    // The memory check agrees across the group (two reductions): a rank stopped there is a hang like any other.
-    const std::string activity = op_activity(m_coll.name, size, in_place, r.group_id);
-    m_guard.begin(fmt::format("{} (agreeing that it fits in memory)", activity));
-    if (auto refusal = memory_refusal(r.spec)) {
-      m_guard.idle("between ops");
-      r.status = CaseStatus::Skipped;
-      r.reason = std::move(*refusal);
-    } else {
-      m_guard.begin(activity);
-      const Measurement m = runner.measure(r.spec);
-      m_guard.idle("between ops");
-      summarize_into(r, m, m_in.config.keep_samples);
-    }
+    m_guard.begin(op_activity(m_coll.name, size, in_place, r.group_id));
+    const Measurement m = runner.measure(r.spec);
+    m_guard.idle("between ops");
+    summarize_into(r, m, m_in.config.keep_samples);
   }
   r.rdma = m_member.backend->rdma_info();
   return m_member.group->rank() == 0 ? json_text(case_to_json(r)) : std::string{};
