@@ -184,14 +184,20 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
   } else if (!support.supported) {
     r.status = CaseStatus::Skipped;
     r.reason = support.reason;
-  } else if (auto refusal = memory_refusal(r.spec)) {
-    r.status = CaseStatus::Skipped;
-    r.reason = std::move(*refusal);
   } else {
-    m_guard.begin(op_activity(m_coll.name, size, in_place, r.group_id));
-    const Measurement m = runner.measure(r.spec);
-    m_guard.idle("between ops");
-    summarize_into(r, m, m_in.config.keep_samples);
+    // The memory check agrees across the group (two reductions): a rank stopped there is a hang like any other.
+    const std::string activity = op_activity(m_coll.name, size, in_place, r.group_id);
+    m_guard.begin(fmt::format("{} (agreeing that it fits in memory)", activity));
+    if (auto refusal = memory_refusal(r.spec)) {
+      m_guard.idle("between ops");
+      r.status = CaseStatus::Skipped;
+      r.reason = std::move(*refusal);
+    } else {
+      m_guard.begin(activity);
+      const Measurement m = runner.measure(r.spec);
+      m_guard.idle("between ops");
+      summarize_into(r, m, m_in.config.keep_samples);
+    }
   }
   r.rdma = m_member.backend->rdma_info();
   return m_member.group->rank() == 0 ? json_text(case_to_json(r)) : std::string{};
@@ -312,12 +318,13 @@ void Session::record_hang(const Hang& hang) {
   if (!m_position || m_closed) {
     return;  // still setting up: no case to mark
   }
+  // A group's case timed out when one of its ranks did not answer the roll call, or when the rank that waited
+  // out --timeout was in that case (its op, or the memory check before it). A rank that answered from inside
+  // its op is not enough: a group still measuring is in its op too, and must not be marked for another's hang.
   const auto in_op = [&](const GroupPlan& g, int rank) {
     const bool silent = std::find(hang.silent.begin(), hang.silent.end(), rank) != hang.silent.end();
-    const auto a =
-        std::find_if(hang.answered.begin(), hang.answered.end(), [&](const auto& x) { return x.rank == rank; });
-    return silent || (a != hang.answered.end() &&
-                      a->activity == op_activity(m_coll.name, m_position->size, m_position->in_place, g.id));
+    const std::string op = op_activity(m_coll.name, m_position->size, m_position->in_place, g.id);
+    return silent || (rank == hang.reporter && (hang.activity == op || hang.activity.starts_with(op + " (")));
   };
   auto& done = m_position->timed_out;
   for (const auto& g : current_groups()) {
