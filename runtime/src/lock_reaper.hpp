@@ -4,7 +4,8 @@
 // died, long before a busy rank 0 runs its handler), the OOM killer, `kill -9`.
 //
 // The helper is this same executable, started with posix_spawn (no fork: no copy of pages that MPI or
-// verbs may have registered) in its own session, so a kill of the job's process group misses it. It waits
+// verbs may have registered) in its own session, so a kill of the job's process group misses it, and at
+// SCHED_IDLE, so it never takes a CPU the measurement wants. It waits
 // on one end of a socket pair whose other end only the holder has: a byte means "released, do nothing";
 // end of file without one means the holder is gone. It then removes the lock file only while it can take
 // the flock itself (no live run holds it) and the file still names the dead holder ("pid N"), so a lock
@@ -20,7 +21,7 @@ namespace ccbench::detail {
 /// next run, as before.
 LockReaper start_lock_reaper(const std::string& lock_path);
 
-/// Tells the helper the lock was let go of, and reaps it (waiting 1 s at most; it answers at once).
+/// Tells the helper the lock was let go of (it then ends without touching anything), and reaps it if it has.
 void dismiss_lock_reaper(LockReaper& reaper) noexcept;
 
 }  // namespace ccbench::detail
