@@ -31,8 +31,9 @@ constexpr int kBusyWaits = 5;           // a held lock is asked for again this o
 constexpr std::chrono::milliseconds kBusyWait{20};
 
 // Paths removed when the process is ended by SIGTERM, SIGINT or SIGHUP: what mpirun (SIGTERM, then SIGKILL a
-// second later) and srun (SIGTERM, then SIGKILL after KillWait) send to every rank when they end a job that
-// another rank ended or left. They are a held claim's lock file and a named temporary file between its link
+// second later, or ~4 ms later in Open MPI 4.1 once a local rank has died: lock_reaper.hpp covers that) and
+// srun (SIGTERM, then SIGKILL after KillWait) send to every rank when they end a job that another rank ended
+// or left. They are a held claim's lock file and a named temporary file between its link
 // and its rename. Fixed slots, since a signal handler may only call async-signal-safe functions.
 constexpr std::size_t kCleanupSlots = 8;
 constexpr std::size_t kCleanupPathMax = 4096;
