@@ -15,7 +15,6 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -68,7 +67,6 @@ void reap(pid_t holder, const char* lock) {
     return;  // removed (by the holder's signal handler, or a run that took it over)
   }
   struct stat held {};
-  struct stat named {};
   std::array<char, 64> text{};
   const std::string expected = "pid " + std::to_string(holder) + "\n";
   // The holder closes its descriptors in order as it dies: this end of the pair may close before its lock does.
@@ -79,8 +77,7 @@ void reap(pid_t holder, const char* lock) {
   }
   if (locked && ::fstat(fd, &held) == 0 &&
       ::pread(fd, text.data(), text.size() - 1, 0) == static_cast<ssize_t>(expected.size()) &&
-      expected == text.data() && ::lstat(lock, &named) == 0 && named.st_dev == held.st_dev &&
-      named.st_ino == held.st_ino) {
+      expected == text.data() && still_names(lock, held)) {
     ::unlink(lock);  // still flocked: a run that opened it meanwhile sees it replaced and retries
   }
   ::close(fd);

@@ -10,11 +10,20 @@
 // end of file without one means the holder is gone. It then removes the lock file only while it can take
 // the flock itself (no live run holds it) and the file still names the dead holder ("pid N"), so a lock
 // file another run has made in the meantime is never touched.
+#include <sys/stat.h>
+
 #include <string>
 
 #include "ccbench/output_file.hpp"  // LockReaper
 
 namespace ccbench::detail {
+
+/// Whether `path` still names the file `held` describes (fstat of a descriptor opened on it): false once it
+/// was removed, or replaced by another file.
+inline bool still_names(const char* path, const struct stat& held) {
+  struct stat now {};
+  return ::lstat(path, &now) == 0 && now.st_dev == held.st_dev && now.st_ino == held.st_ino;
+}
 
 /// Starts the helper for `lock_path` (held by this process, whose pid the file names). Never throws: where
 /// it cannot start (no /proc, no processes left), the lock file is left to the signal handlers and to the

@@ -187,11 +187,10 @@ int hold_lock_file(const std::filesystem::path& path, std::string_view flag, std
       throw UsageError(fmt::format("{} {}: cannot hold its lock {}: {}", flag, path.string(), lock.string(),
                                    err == EINVAL ? "not a regular file" : std::strerror(err)));
     }
-    struct stat now {};
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       // A dead run's helper holds it for a moment while it removes it (lock_reaper.hpp): ask again once it
       // is gone, or after a short wait; a live run keeps it.
-      const bool replaced = ::lstat(lock.c_str(), &now) != 0 || now.st_dev != held.st_dev || now.st_ino != held.st_ino;
+      const bool replaced = !detail::still_names(lock.c_str(), held);
       if (replaced || (ask_again && busy_waits++ < kBusyWaits)) {
         ::close(fd);
         if (!replaced) {
@@ -203,7 +202,7 @@ int hold_lock_file(const std::filesystem::path& path, std::string_view flag, std
       ::close(fd);
       return -1;
     }
-    if (::lstat(lock.c_str(), &now) == 0 && now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
+    if (detail::still_names(lock.c_str(), held)) {
       // For a second run's message, and for this run's helper, which removes only a file naming its holder.
       const std::string pid = fmt::format("pid {}\n", ::getpid());
       if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
