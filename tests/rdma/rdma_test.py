@@ -2,7 +2,7 @@
 """rdma-tier tests: RDMA programs over Soft-RoCE (rxe0 on lo) inside a QEMU guest (tests/rdma/rdma_vm.py).
 
   rdma_test.py verbs --bin-dir DIR   our ib_write benches under mpirun and standalone, verified, beside perftest;
-                           ours/perftest at 64 KiB and 1 MiB over 5 interleaved pairs: median in 0.7-1.4
+                           ours/perftest at 64 KiB and 1 MiB (64 writes each), 5 interleaved pairs: median in 0.7-1.4
   rdma_test.py perftest    perftest's ib_write_bw (4 sizes) and ib_write_lat (2 sizes), server and client on
                            127.0.0.1: every run completes and reports a row for its size; the figures are printed
   rdma_test.py mpi-smoke --bin-dir DIR [--schema S]   allreduce_bench --backend mpi under `mpirun -np 2`
@@ -17,6 +17,8 @@ The verbs test is in rdma_test_verbs.py; the perftest steps, mpirun in the guest
 run that all three (and fidelity_rdma.py) use are in rdma_test_steps.py.
 """
 import argparse
+import contextlib
+import io
 import json
 import os
 import pathlib
@@ -139,10 +141,21 @@ def main():
     print(f"guest kernel {k.version}: resolved, fetched and unpacked (when not cached yet) in "
           f"{time.monotonic() - start:.1f} s")
     tag = rdma_vm.new_tag()
+    # The steps' output is held back and printed after the verdict: CI shows the head of a failing test's
+    # output, and a verdict printed last fell outside it (a CI failure of rdma.verbs showed no reason).
+    held = io.StringIO()
     try:
-        TESTS[args.what](args, tag)
-    finally:
-        assert_clean(tag)
+        with contextlib.redirect_stdout(held):
+            try:
+                TESTS[args.what](args, tag)
+            finally:
+                assert_clean(tag)
+    except BaseException as e:
+        print(f"FAIL: {type(e).__name__}: {e}" if str(e) else f"FAIL: {type(e).__name__}", flush=True)
+        print("--- the steps' output, in order:")
+        print(held.getvalue(), end="", flush=True)
+        raise
+    print(held.getvalue(), end="")
     return 0
 
 
