@@ -87,9 +87,48 @@ struct Wrong {
 
 }  // namespace
 
+namespace {
+
+/// Bits of the significand (with the implicit one) of a floating type; an integer type's width.
+int significand_bits(DType type) {
+  switch (type) {
+    case DType::Float8e5m2:
+      return 3;
+    case DType::Float8e4m3:
+      return 4;
+    case DType::Bfloat16:
+      return 8;
+    case DType::Float16:
+      return 11;
+    case DType::Float32:
+      return 24;
+    case DType::Float64:
+      return 53;
+    default:
+      return 8 * static_cast<int>(size_of(type));
+  }
+}
+
+}  // namespace
+
 pattern_math::Params pattern_params(const CaseSpec& spec, int nranks, int rank) {
-  return {spec.collective,   spec.op, info(spec.collective).has_reduce_op, spec.root, spec.count, nranks, rank,
-          is_fp8(spec.dtype)};
+  pattern_math::Params p;
+  p.collective = spec.collective;
+  p.op = spec.op;
+  p.reduces = info(spec.collective).has_reduce_op;
+  p.root = spec.root;
+  p.count = spec.count;
+  p.nranks = nranks;
+  p.rank = rank;
+  // the sum pattern reaches 3n: a floating type whose significand cannot hold it takes the narrow pattern
+  const int bits = significand_bits(spec.dtype);
+  p.narrow = is_fp8(spec.dtype) || (is_floating(spec.dtype) && bits < 62 &&
+                                    3 * static_cast<std::uint64_t>(nranks) > (std::uint64_t{1} << bits));
+  if (!is_floating(spec.dtype)) {
+    p.int_bits = static_cast<int>(8 * size_of(spec.dtype));
+    p.int_signed = spec.dtype == DType::Int8 || spec.dtype == DType::Int32 || spec.dtype == DType::Int64;
+  }
+  return p;
 }
 
 std::int64_t pattern_input(const CaseSpec& spec, int nranks, int rank, std::uint64_t index) {
@@ -249,17 +288,14 @@ std::uint8_t float_to_fp8_e5m2(float value) { return float_to_fp8(value, kE5m2);
 float fp8_e5m2_to_float(std::uint8_t bits) { return fp8_to_float(bits, kE5m2); }
 
 std::optional<std::string> nccl_avg_unverifiable(const CaseSpec& spec, int nranks) {
-  if (!info(spec.collective).has_reduce_op || spec.op != ReduceOp::Avg || !is_floating(spec.dtype) ||
-      is_fp8(spec.dtype)) {
+  if (!info(spec.collective).has_reduce_op || spec.op != ReduceOp::Avg || !is_floating(spec.dtype)) {
     return std::nullopt;
   }
   // With n = 2^m, every product x * 2^-m is exact, and so is every partial sum k * x * 2^-m (k <= n) while
-  // its numerator k * x, at most kMaxAvgInput * n for the avg pattern (1..4), fits the significand.
+  // its numerator k * x, at most kMaxAvgInput * n for the avg pattern (1..4), fits the significand (FP8 too:
+  // E4M3 to 4 ranks, E5M2 to 2; NCCL multiplies FP8 in half precision and rounds back, exact the same way).
   constexpr std::uint64_t kMaxAvgInput = 4;
-  const int significand = spec.dtype == DType::Bfloat16  ? 8
-                          : spec.dtype == DType::Float16 ? 11
-                          : spec.dtype == DType::Float32 ? 24
-                                                         : 53;
+  const int significand = significand_bits(spec.dtype);
   const auto n = static_cast<std::uint64_t>(nranks);
   const bool power_of_two = nranks > 0 && std::has_single_bit(n);
   if (power_of_two && (significand >= 63 || kMaxAvgInput * n <= (std::uint64_t{1} << significand))) {

@@ -34,12 +34,13 @@ void fill_expected(const CaseSpec& spec, int nranks, int rank, void* output);
 /// Counts output elements of `rank` that differ from the expected result.
 std::uint64_t count_wrong(const CaseSpec& spec, int nranks, int rank, const void* output);
 
-/// IEEE half and bfloat16 from/to float (round to nearest even), for host-side patterns.
 /// Why -c cannot check NCCL's avg of this case exactly, or nullopt. NCCL averages floating types as a sum
 /// of x * fl(1/n), rounded to the type at every step: exact only when n is a power of two (bfloat16, 7 ranks
-/// of 1: 0.9921875). FP8 avg drifts even then, so it is refused apart (the backend's supports()).
+/// of 1: 0.9921875) and the partial sums fit the significand (bfloat16 to 64 ranks, FP8 E4M3 to 4, E5M2
+/// to 2). Integer types are never refused: pattern_math computes their wrapped sum and division as NCCL does.
 std::optional<std::string> nccl_avg_unverifiable(const CaseSpec& spec, int nranks);
 
+/// IEEE half and bfloat16 from/to float (round to nearest even), for host-side patterns.
 std::uint16_t float_to_half(float value);
 float half_to_float(std::uint16_t bits);
 std::uint16_t float_to_bfloat16(float value);

@@ -1,8 +1,9 @@
 #pragma once
 // The arithmetic of the verification patterns (DESIGN §4), shared by the host (pattern.cpp) and the
 // device kernels (kernels/): header-only, no library calls, so nvcc compiles the same functions that
-// the unit tests exercise on the CPU. Values are small integers, exact in every element type, so the
-// expected output is compared bit for bit.
+// the unit tests exercise on the CPU. Values are small integers, exact in every element type at any rank
+// count, so the expected output is compared bit for bit (tests/unit/pattern_test.cpp emulates NCCL's
+// order of operations at 2..4096 ranks).
 #include <cstdint>
 
 #include "ccbench/collective.hpp"
@@ -25,9 +26,14 @@ struct Params {
   std::uint64_t count = 0;  // nccl-tests' count
   int nranks = 1;
   int rank = 0;
-  // FP8 (3 or 2 mantissa bits): every value an integer in [-8, 8], which both formats hold exactly, and
-  // sums with one contribution per element, so a partial sum in any order NCCL adds them is exact too.
+  // A type too narrow for the sum pattern's 3n (FP8 always; bfloat16 from 86 ranks, float16 from 683):
+  // every value an integer in [-8, 8], which every type holds exactly, and sums with one contribution per
+  // element, so a partial sum in any order and precision NCCL adds them in is exact too.
   bool narrow = false;
+  // Integer element types: their width and sign. NCCL averages them as a sum in the type (wrapping), then
+  // one division toward zero (ncclDevSumPostDiv); 0 for floating types.
+  int int_bits = 0;
+  bool int_signed = false;
 };
 
 /// Input element `index` of `rank`.
@@ -54,7 +60,19 @@ CCBENCH_HD inline std::int64_t input(const Params& p, int rank, std::uint64_t in
     const auto n = static_cast<std::uint64_t>(p.nranks);
     return index % n == r ? static_cast<std::int64_t>(1 + (index / n) % 8) : 0;
   }
-  return static_cast<std::int64_t>(1 + (r + index) % 3);  // sum <= 3n: exact in bf16 to n = 85
+  return static_cast<std::int64_t>(1 + (r + index) % 3);  // sum <= 3n: else narrow
+}
+
+/// `sum` as an integer type of p.int_bits holds it after wrapping (two's complement).
+CCBENCH_HD inline std::int64_t wrapped(const Params& p, std::int64_t sum) {
+  if (p.int_bits <= 0 || p.int_bits >= 64) {
+    return sum;
+  }
+  const std::uint64_t mask = (std::uint64_t{1} << p.int_bits) - 1;
+  const std::uint64_t bits = static_cast<std::uint64_t>(sum) & mask;
+  const bool negative = p.int_signed && (bits >> (p.int_bits - 1)) != 0;
+  return negative ? static_cast<std::int64_t>(bits) - static_cast<std::int64_t>(mask) - 1
+                  : static_cast<std::int64_t>(bits);
 }
 
 /// The reduction over every rank's input element `index`, in int64 (converted to the element type
@@ -79,7 +97,9 @@ CCBENCH_HD inline std::int64_t reduced(const Params& p, std::uint64_t index) {
         break;
     }
   }
-  return p.op == ReduceOp::Avg ? acc / p.nranks : acc;
+  // avg: an integer type's sum wraps before NCCL divides it (toward zero, as C++ does); a floating type's is
+  // exact here, and -c refuses the cases where NCCL's pre-multiplied sum would not be (pattern.hpp).
+  return p.op == ReduceOp::Avg ? wrapped(p, acc) / p.nranks : acc;
 }
 
 /// Output element `index` that rank p.rank must hold after the collective.
