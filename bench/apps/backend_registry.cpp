@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+#include <utility>
+
 #include "ccbench/build_config.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/mpi/mpi_backend.hpp"
+#include "debug_hooks.hpp"
 #if CCBENCH_HAVE_NCCL
 #include "ccbench/nccl/nccl_backend.hpp"
 #endif
@@ -61,6 +65,9 @@ std::unique_ptr<Backend> make_rdma_backend(Group& pair, const RunConfig& config,
 }
 
 GpuProbe probe_gpus() {
+  if (const int claimed = debug::gpus_claimed(); claimed >= 0) {
+    return {claimed, {}};
+  }
 #if CCBENCH_HAVE_NCCL
   return read_cuda_answer(cuda_answer());
 #else
@@ -84,15 +91,9 @@ void check_can_run(BackendChoice choice, RankPlacement placement, const std::str
   if (const std::string why = nccl_missing(); !why.empty()) {
     throw UsageError(fmt::format("--backend nccl on {}: {}", host, why));
   }
-  if (gpus.count == 0) {
-    throw UsageError("--backend nccl: no CUDA GPU is visible on " + host +
-                     "; use --backend mpi for host memory, or check the driver and CUDA_VISIBLE_DEVICES");
-  }
-  if (placement.local_size > gpus.count) {
-    throw UsageError(
-        fmt::format("--backend nccl: {} ranks on {} but {} GPU(s) visible; start at most {} "
-                    "rank(s) per node (one rank per GPU)",
-                    placement.local_size, host, gpus.count, gpus.count));
+  if (const DeviceChoice d = choose_device(placement.local_rank, placement.local_size, gpus.count, host);
+      d.device < 0) {
+    throw UsageError("--backend nccl: " + d.how);
   }
 }
 
@@ -120,21 +121,25 @@ LibraryLines library_lines() {
 
 BackendResolution resolve_backend(BackendChoice requested, const GpuProbe& gpus) {
   if (requested != BackendChoice::Auto) {
-    return {requested, {}};
+    return {requested, {}, {}};
   }
+  const auto mpi = [](std::string cause, std::string_view joint = ": ") {
+    return BackendResolution{BackendChoice::Mpi, fmt::format("--backend auto chose mpi{}{}", joint, cause), cause};
+  };
   if (!kNcclBuilt) {
-    return {BackendChoice::Mpi, "--backend auto chose mpi: this build has no NCCL backend"};
+    return mpi("this build has no NCCL backend");
   }
   if (!gpus.problem.empty()) {
-    return {BackendChoice::Mpi, "--backend auto chose mpi because CUDA cannot start: " + gpus.problem};
+    return mpi("CUDA cannot start: " + gpus.problem, " because ");
   }
   if (gpus.count == 0) {
-    return {BackendChoice::Mpi, "--backend auto chose mpi: no CUDA GPU is visible"};
+    return mpi("no CUDA GPU is visible");
   }
-  if (const std::string why = nccl_missing(); !why.empty()) {
-    return {BackendChoice::Mpi, "--backend auto chose mpi: " + why};
+  if (std::string why = nccl_missing(); !why.empty()) {
+    return mpi(std::move(why));
   }
-  return {BackendChoice::Nccl, fmt::format("--backend auto chose nccl: {} CUDA GPU(s) visible", gpus.count)};
+  std::string visible = fmt::format("{} CUDA GPU(s) visible", gpus.count);
+  return {BackendChoice::Nccl, "--backend auto chose nccl: " + visible, visible};
 }
 
 std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,

@@ -20,7 +20,8 @@ struct RankPlacement {
 /// The backend a run uses, and for `auto` why (for the table header and the result's environment).
 struct BackendResolution {
   BackendChoice choice = BackendChoice::Mpi;
-  std::string why;  // empty unless --backend auto
+  std::string why;    // empty unless --backend auto
+  std::string cause;  // auto's choice alone, as a rank's reason: "CUDA cannot start: ...", "3 CUDA GPU(s) visible"
 };
 
 /// --version's library lines: CUDA and NCCL, MPI, verbs (loaded and built against), or that this

@@ -217,6 +217,34 @@ void warn_unbound(const std::vector<BindingRecord>& binding, std::string_view pr
   }
 }
 
+/// --backend auto is resolved on each rank, and must end on one backend: a node whose CUDA cannot start (a
+/// driver older than the runtime) or that sees no GPU would run MPI while the rest run NCCL, and the job would
+/// hang until --timeout. MPI only when no rank can use NCCL; when the ranks split, a UsageError (on every rank)
+/// names the first rank that cannot, its host and why, and one that can.
+bool agree_on_auto(Group& world, const Layout& layout, const BackendResolution& mine) {
+  const bool nccl = mine.choice == BackendChoice::Nccl;
+  const auto causes = world.all_gather(fmt::format("{}{}", nccl ? 'N' : 'M', mine.cause));
+  const auto on = [&](int rank) {
+    const auto& host = layout.hosts[host_of(layout, rank)].hostname;
+    return fmt::format("rank {} on {} ({})", rank, host,
+                       std::string_view(causes[static_cast<std::size_t>(rank)]).substr(1));
+  };
+  const auto count = std::count_if(causes.begin(), causes.end(), [](const std::string& c) { return c[0] == 'N'; });
+  if (count == 0 || count == static_cast<std::ptrdiff_t>(causes.size())) {
+    return true;
+  }
+  const auto first = [&](char kind) {
+    return static_cast<int>(
+        std::find_if(causes.begin(), causes.end(), [&](const std::string& c) { return c[0] == kind; }) -
+        causes.begin());
+  };
+  throw UsageError(
+      fmt::format("--backend auto: the ranks disagree: {} cannot use NCCL, while {} can; {} of {} rank(s) cannot: mend "
+                  "{}, or start the job on the nodes that can (or give --backend mpi for host memory on all)",
+                  on(first('M')), on(first('N')), static_cast<std::ptrdiff_t>(causes.size()) - count, causes.size(),
+                  causes.size() - static_cast<std::size_t>(count) == 1 ? "that node" : "those nodes"));
+}
+
 /// How a run's processes meet: through MPI (mpirun, srun), or the standalone RDMA pair over TCP.
 struct Launch {
   MpiGroup* mpi = nullptr;  // null in the standalone pair
@@ -263,6 +291,9 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   const bool may_use_gpu = in.config.backend == BackendChoice::Auto || in.config.backend == BackendChoice::Nccl;
   const GpuProbe gpus = may_use_gpu ? probe_gpus() : GpuProbe{};
   const BackendResolution resolved = resolve_backend(in.config.backend, gpus);
+  if (in.config.backend == BackendChoice::Auto) {
+    agreed(world, coll.bench, [&] { return agree_on_auto(world, layout, resolved); });
+  }
   const BackendChoice choice = resolved.choice;
   in.backend_choice = resolved.why;
   agreed(world, coll.bench, [&] {

@@ -45,6 +45,15 @@ double extra_timeout_s(int rank) {
   return first == rank ? 0.0 : kLaterTimeoutS;
 }
 
+int gpus_claimed() {
+  const std::string_view text = variable("CCBENCH_DEBUG_GPUS");
+  int count = -1;
+  if (text.empty() || std::from_chars(text.data(), text.data() + text.size(), count).ec != std::errc{}) {
+    return -1;
+  }
+  return count;
+}
+
 double record_delay_s() {
   const std::string value{variable("CCBENCH_DEBUG_SLOW_RECORD")};
   return value.empty() ? 0.0 : std::strtod(value.c_str(), nullptr);

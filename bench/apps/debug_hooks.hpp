@@ -17,6 +17,11 @@ void fail_if_asked(std::string_view point, int rank);
 /// first to give up on a hang and ends the job (0 without the hook).
 double extra_timeout_s(int rank);
 
+/// CCBENCH_DEBUG_GPUS=N: this process's GPU probe answers N usable GPUs without asking CUDA, as a GPU node
+/// would (-1 without the hook); set on some ranks only (mpirun's MPMD form), it makes --backend auto's ranks
+/// disagree on a machine without a GPU.
+int gpus_claimed();
+
 /// CCBENCH_DEBUG_SLOW_RECORD=S: world rank 0 waits S seconds before it records a hang (a slow file system),
 /// longer than a rank that gives up waits for it (0 without the hook).
 double record_delay_s();

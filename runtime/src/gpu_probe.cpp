@@ -51,4 +51,22 @@ GpuProbe read_cuda_answer(const CudaAnswer& answer) {
   return {0, problem};
 }
 
+DeviceChoice choose_device(int local_rank, int local_size, int visible, const std::string& host) {
+  if (visible <= 0) {
+    return {-1, "no CUDA GPU is visible on " + host +
+                    "; use --backend mpi for host memory, or check the driver and CUDA_VISIBLE_DEVICES"};
+  }
+  if (local_rank >= 0 && local_rank < visible && local_size <= visible) {
+    return {local_rank, fmt::format("device {} of {} visible (local rank {} of {} on {})", local_rank, visible,
+                                    local_rank, local_size, host)};
+  }
+  if (visible == 1) {
+    return {0, fmt::format("device 0, the one visible to this rank (local rank {} of {} on {}: one GPU per task)",
+                           local_rank, local_size, host)};
+  }
+  return {-1, fmt::format("{} ranks on {} but {} GPU(s) visible; start at most {} rank(s) per node (one rank per "
+                          "GPU), or give each rank one GPU of its own (srun --gpus-per-task=1)",
+                          local_size, host, visible, visible)};
+}
+
 }  // namespace ccbench

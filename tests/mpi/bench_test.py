@@ -18,9 +18,11 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tools"))
@@ -131,6 +133,38 @@ def cuda_cannot_start(env, args):
         assert p.returncode == 2 and len(refusal) == 1 and "cudaErrorInsufficientDriver" in refusal[0], \
             (p.returncode, p.stderr)
         print(f"PASS: --backend auto: {ours[0]}\n--backend nccl: exit 2, {refusal[0]}")
+
+
+def auto_disagree(env, args):
+    """--backend auto where the ranks split: rank 0 is told it has a GPU (CCBENCH_DEBUG_GPUS=1), rank 1 meets a
+    driver older than CUDA 13 (the fake libcuda.so.1). Before, rank 0 chose NCCL and rank 1 MPI and the job hung
+    to --timeout; now one line from rank 0 names rank 1, its host and CUDA's error, exit 2, at once."""
+    if gpu_visible():
+        print("SKIPPED: a GPU machine: LD_LIBRARY_PATH would not override its real driver library reliably")
+        return SKIP
+    timeout_s = 30
+    flags = ["-b", "8", "-e", "64", "-n", "3", "--timeout", str(timeout_s)]
+    fake = f"LD_LIBRARY_PATH={args.fake_libcuda_dir}:{env.env.get('LD_LIBRARY_PATH', '')}"
+    bench = str(env.bin_dir / "allreduce_bench")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        cmd = [env.mpirun, "-q", "--bind-to", "none", "-np", "1", "env", "CCBENCH_DEBUG_GPUS=1", bench, *flags,
+               "--out", str(out), ":", "-np", "1", "env", fake, bench, *flags, "--out", str(out)]
+        print("$", " ".join(cmd), flush=True)
+        start = time.monotonic()
+        p = subprocess.run(cmd, cwd=tmp, env=env.env, capture_output=True, text=True, timeout=timeout_s * 3)
+        took = time.monotonic() - start
+        print(p.stdout, p.stderr, sep="\n")
+        ours = [line for line in p.stderr.splitlines() if line.startswith("allreduce_bench:")]
+        assert p.returncode == 2, f"exit code {p.returncode} after {took:.1f} s, expected 2"
+        host = socket.gethostname()
+        says = ["--backend auto: the ranks disagree: rank 1 on " + host, "cudaErrorInsufficientDriver",
+                "rank 0 on " + host + " (1 CUDA GPU(s) visible) can"]
+        assert len(ours) == 1 and all(s in ours[0] for s in says), f"expected one line with {says}, got {ours}"
+        assert took < timeout_s, f"it took {took:.1f} s: as long as the --timeout of a hang"
+        left = sorted(f.name for f in pathlib.Path(tmp).iterdir())
+        assert not left, f"left in the run folder: {left}"
+        print(f"PASS: exit 2 after {took:.1f} s (--timeout {timeout_s} s), one line: {ours[0]}")
 
 
 def bad_input(env, args):
@@ -366,12 +400,15 @@ def main():
     sub.add_parser("gpu-nccl")
     cc = sub.add_parser("cuda-cannot-start")
     cc.add_argument("--fake-libcuda-dir", required=True)
+    ad = sub.add_parser("auto-disagree")
+    ad.add_argument("--fake-libcuda-dir", required=True)
     sub.add_parser("bind")
     sub.add_parser("rdma-no-device")
     args = parser.parse_args()
     env = Env(args)
-    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "job-end": job_end, "stdout-json": stdout_json, "split": split,
-               "gpu-nccl": gpu_nccl, "cuda-cannot-start": cuda_cannot_start, "bind": bind, "rdma-no-device": rdma_no_device}[args.what]
+    handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "job-end": job_end,
+               "stdout-json": stdout_json, "split": split, "gpu-nccl": gpu_nccl, "cuda-cannot-start": cuda_cannot_start,
+               "auto-disagree": auto_disagree, "bind": bind, "rdma-no-device": rdma_no_device}[args.what]
     return handler(env, args) or 0
 
 

@@ -24,6 +24,8 @@ TEST(BackendRegistry, NcclNeedsAGpuPerRank) {
   EXPECT_EQ(refusal(BackendChoice::Nccl, 1, 1), "");
   EXPECT_EQ(refusal(BackendChoice::Nccl, 8, 8), "");
   EXPECT_NE(refusal(BackendChoice::Nccl, 4, 2).find("4 ranks on node7 but 2 GPU(s) visible"), std::string::npos);
+  // one visible GPU per rank (srun --gpus-per-task=1): each rank drives its own, whatever its local rank
+  EXPECT_EQ(refusal(BackendChoice::Nccl, 8, 1), "");
   EXPECT_NE(refusal(BackendChoice::Nccl, 1, 0).find("no CUDA GPU is visible on node7"), std::string::npos);
   EXPECT_EQ(refusal(BackendChoice::Nccl, 1, 0, "cudaErrorInsufficientDriver (...)"),
             "--backend nccl: CUDA cannot start on node7: cudaErrorInsufficientDriver (...)");

@@ -61,5 +61,20 @@ TEST(GpuProbe, DriverBranches) {
   EXPECT_EQ(cuda_version_text(12040), "12.4");
 }
 
+TEST(GpuProbe, ADeviceIsChosenFromWhatIsVisible) {
+  const DeviceChoice per_gpu = choose_device(3, 8, 8, "node7");
+  EXPECT_EQ(per_gpu.device, 3);
+  EXPECT_EQ(per_gpu.how, "device 3 of 8 visible (local rank 3 of 8 on node7)");
+  const DeviceChoice per_task = choose_device(5, 8, 1, "node7");  // srun --gpus-per-task=1
+  EXPECT_EQ(per_task.device, 0);
+  EXPECT_NE(per_task.how.find("one GPU per task"), std::string::npos) << per_task.how;
+  EXPECT_EQ(choose_device(1, 2, 4, "node7").device, 1);  // more GPUs than ranks
+  const DeviceChoice over = choose_device(3, 4, 2, "node7");
+  EXPECT_EQ(over.device, -1);
+  EXPECT_NE(over.how.find("4 ranks on node7 but 2 GPU(s) visible"), std::string::npos) << over.how;
+  EXPECT_EQ(choose_device(0, 1, 0, "node7").device, -1);
+  EXPECT_NE(choose_device(0, 1, 0, "node7").how.find("no CUDA GPU is visible on node7"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ccbench

@@ -30,6 +30,20 @@ GpuProbe read_cuda_answer(const CudaAnswer& answer);
 /// "13.0" for CUDA's 13000.
 std::string cuda_version_text(int version);
 
+/// The CUDA device one rank drives, and how it was chosen (for the result); device -1 when none can be:
+/// `how` then says why, in one line.
+struct DeviceChoice {
+  int device = -1;
+  std::string how;
+};
+
+/// With at least as many visible devices as ranks on the host, the one at the rank's local index (one rank
+/// per GPU, as nccl-tests does); with one visible device, that one, whatever the local rank: a launcher that
+/// gives every task its own GPU (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES per rank) leaves each rank
+/// seeing one (whether two ranks see the same one is known only from their PCI bus ids, which the NCCL
+/// backend compares); otherwise more ranks than GPUs: refused.
+DeviceChoice choose_device(int local_rank, int local_size, int visible, const std::string& host);
+
 /// The oldest Linux driver branch that runs a CUDA runtime of this version ("580" for 13.x);
 /// empty when not known.
 std::string driver_branch_for(int runtime_version);

@@ -60,10 +60,10 @@ Communicator::Communicator(const ncclUniqueId& id, int nranks, int rank, double 
 }
 
 void Communicator::abort() noexcept {
-  m_abort.run([this] { abort_from_other_thread(); });
+  m_abort.run([this] { abort_now(); });
 }
 
-void Communicator::abort_from_other_thread() noexcept {
+void Communicator::abort_now() noexcept {
   if (const ncclComm_t comm = m_comm.exchange(nullptr); comm != nullptr) {
     (void)nccl().CommAbort(comm);
   }

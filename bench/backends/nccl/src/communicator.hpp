@@ -4,7 +4,8 @@
 // inside every timed op. Every wait for the stream has a deadline (--timeout): on expiry it aborts the
 // communicator and throws TimeoutError; on an asynchronous NCCL error it aborts and throws BackendError.
 // A call that blocks inside NCCL (set-up, a launch) is ended by the hang guard's watchdog, which calls
-// abort_from_other_thread() (ncclCommAbort, as nccl-tests' -T and PyTorch's watchdog do) and ends the job.
+// abort_from_other_thread() (the graph dropped, then ncclCommAbort, as nccl-tests' -T and PyTorch's watchdog
+// do) and ends the job.
 #include <nccl.h>
 
 #include <atomic>
@@ -65,9 +66,10 @@ class Communicator {
   /// What must be released before this communicator is aborted (the backend's CUDA graph).
   void release_before_abort(std::function<void()> release) { m_abort.release_first(std::move(release)); }
 
-  /// From another thread (the watchdog's), while this one may be blocked inside NCCL: aborts the
-  /// communicator so that NCCL stops; nothing on this communicator may be used afterwards.
-  void abort_from_other_thread() noexcept;
+  /// From another thread (the watchdog's), while this one may be blocked inside NCCL: releases what holds
+  /// the communicator's work (the captured graph), then aborts it so that NCCL stops, as an error on this
+  /// thread does (once, whichever comes first); nothing on this communicator may be used afterwards.
+  void abort_from_other_thread() noexcept { abort(); }
 
   /// Polls `done()` until it returns true, checking for asynchronous NCCL errors meanwhile.
   /// Aborts and throws TimeoutError when that takes longer than the timeout.
@@ -87,8 +89,10 @@ class Communicator {
   /// True when no non-blocking call is pending; aborts and throws on an asynchronous error.
   bool settled(const std::string& what);
   [[noreturn]] void abort_and_throw_timeout(const std::string& what);
-  /// On this thread: releases what holds the communicator's work, then aborts it (once).
+  /// Releases what holds the communicator's work, then aborts it (once, from any thread).
   void abort() noexcept;
+  /// ncclCommAbort, by whichever thread takes the handle.
+  void abort_now() noexcept;
   /// ncclCommFinalize, polled within the timeout; true when the communicator can be destroyed.
   bool finalize();
 

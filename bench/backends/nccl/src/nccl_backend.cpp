@@ -1,10 +1,12 @@
 #include "ccbench/nccl/nccl_backend.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -17,6 +19,7 @@
 #include "ccbench/cuda_answer.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
+#include "ccbench/gpu_probe.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/types.hpp"
 #include "communicator.hpp"
@@ -68,24 +71,35 @@ std::string local_problem(int local_rank, int local_size, int nccl_version) {
 /// line. A usage problem ends the run with exit code 2, a failed call with 1.
 enum class ProblemKind : char { Usage = 'U', Failure = 'F' };
 
-/// Checks the rank's GPU and makes it current.
-std::string select_device(int local_rank, int local_size, int nccl_version) {
+/// Chooses the rank's GPU (choose_device) and makes it current; `chosen` gets the choice.
+std::string select_device(int local_rank, int local_size, int nccl_version, DeviceChoice& chosen) {
   const std::string usage = local_problem(local_rank, local_size, nccl_version);
   if (!usage.empty()) {
     return static_cast<char>(ProblemKind::Usage) + usage;
   }
-  const cudaError_t result = cudaSetDevice(local_rank);
+  int visible = 0;
+  if (const cudaError_t counted = cudaGetDeviceCount(&visible); counted != cudaSuccess) {
+    return static_cast<char>(ProblemKind::Failure) +
+           nccl_detail::cuda_error_message(counted, "cudaGetDeviceCount on host " + local_hostname());
+  }
+  chosen = choose_device(local_rank, local_size, visible, local_hostname());
+  if (chosen.device < 0) {
+    return static_cast<char>(ProblemKind::Usage) + chosen.how;
+  }
+  const cudaError_t result = cudaSetDevice(chosen.device);
   if (result != cudaSuccess) {
-    const std::string what = "cudaSetDevice(" + std::to_string(local_rank) + ") on host " + local_hostname();
+    const std::string what = "cudaSetDevice(" + std::to_string(chosen.device) + ") on host " + local_hostname();
     return static_cast<char>(ProblemKind::Failure) + nccl_detail::cuda_error_message(result, what);
   }
   return {};
 }
 
 /// Every rank learns every rank's problem, so all of them throw the same error and none is left
-/// waiting for the others in communicator set-up.
-void select_device_everywhere(Group& group, int local_rank, int local_size, int nccl_version) {
-  for (const std::string& problem : group.all_gather(select_device(local_rank, local_size, nccl_version))) {
+/// waiting for the others in communicator set-up. Then no two ranks of a host may drive one GPU: with one
+/// visible device each, two ranks may still see the same one (a launcher that did not split the GPUs).
+DeviceChoice select_device_everywhere(Group& group, int local_rank, int local_size, int nccl_version) {
+  DeviceChoice chosen;
+  for (const std::string& problem : group.all_gather(select_device(local_rank, local_size, nccl_version, chosen))) {
     if (problem.empty()) {
       continue;
     }
@@ -94,6 +108,25 @@ void select_device_everywhere(Group& group, int local_rank, int local_size, int 
     }
     throw BackendError(problem.substr(1));
   }
+  std::string bus_id;
+  try {
+    bus_id = pci_bus_id(chosen.device);
+  } catch (const std::exception&) {
+    bus_id = "device " + std::to_string(chosen.device) + " of rank " + std::to_string(group.rank());  // unique
+  }
+  const auto places = group.all_gather(local_hostname() + " " + bus_id);
+  for (std::size_t a = 0; a < places.size(); ++a) {
+    for (std::size_t b = a + 1; b < places.size(); ++b) {
+      if (places[a] == places[b]) {
+        const auto space = places[a].find(' ');
+        throw UsageError(fmt::format(
+            "ranks {} and {} on {} both drive the GPU at {}: give each rank a GPU of its own (one rank per GPU, or "
+            "srun --gpus-per-task=1 / CUDA_VISIBLE_DEVICES per rank)",
+            a, b, places[a].substr(0, space), places[a].substr(space + 1)));
+      }
+    }
+  }
+  return chosen;
 }
 
 /// Rank 0's ncclGetUniqueId, broadcast with a leading success flag so that a failure on rank 0
@@ -144,6 +177,7 @@ struct Setup {
   int rank = 0;
   int nranks = 1;
   int device = 0;
+  std::string device_choice;  // how `device` was chosen (choose_device), for the result
   int nccl_version = 0;
   double timeout_s = 0.0;
   bool check = false;    // -c: cases whose result cannot be checked exactly are refused
@@ -198,10 +232,10 @@ class NcclBackend final : public Backend {
   OpArgs m_args;
   bool m_prepared = false;
   EventTimer m_timer;
-  // --timing graph: the current case's ops, captured (destroyed before the communicator: declared after it)
-  cudaGraph_t m_graph = nullptr;
-  cudaGraphExec_t m_graph_exec = nullptr;
-  std::uint64_t m_graph_ops = 0;
+  // --timing graph: the current case's ops, captured (destroyed before the communicator: declared after it);
+  // atomic, since the watchdog's thread drops them before it aborts the communicator
+  std::atomic<cudaGraph_t> m_graph = nullptr;
+  std::atomic<cudaGraphExec_t> m_graph_exec = nullptr;
 
  public:
   ~NcclBackend() override {
@@ -226,6 +260,11 @@ NcclBackend::NcclBackend(const Setup& setup)
   // ncclCommAbort waits for the references of a captured graph: an error under --timing graph would
   // otherwise become a timeout and lose NCCL's message.
   m_comm.release_before_abort([this] { drop_graph(); });
+  m_versions["cuda_device"] = setup.device_choice;
+  // all_to_all's implementation: a time is only comparable with another made the same way
+  m_versions["nccl_alltoall"] =
+      m_native_alltoall ? "ncclAlltoAll (native, NCCL 2.28 and later)"
+                        : "grouped ncclSend/ncclRecv (ncclAlltoAll needs NCCL 2.28 built against and loaded)";
 }
 
 Support NcclBackend::supports(const CaseSpec& spec) const {
@@ -252,11 +291,6 @@ Support NcclBackend::supports(const CaseSpec& spec) const {
     return unsupported("NCCL reduces " + std::string(ccbench::name(spec.dtype)) +
                        " on compute capability 9.0 and newer only; a GPU of this group is " +
                        std::to_string(m_group_sm_major) + ".x");
-  }
-  if (is_fp8(spec.dtype) && coll.has_reduce_op && spec.op == ReduceOp::Avg) {
-    // NCCL averages floats as a sum of x * (1/n), rounded at every step: in FP8 that drifts (E5M2, 8 ranks
-    // of 3: 3.5), so no exact pattern exists to check it against.
-    return unsupported("FP8 avg is not exact in NCCL (a pre-multiplied sum rounded to FP8 at every step); use -o sum");
   }
   if (const auto inexact = nccl_avg_unverifiable(spec, m_comm.size()); m_check && inexact) {
     return unsupported(*inexact);
@@ -361,16 +395,15 @@ void NcclBackend::enqueue() {
   m_comm.complete(nccl_detail::launch(m_args), m_what);
 }
 
+// Also from the watchdog's thread, while this rank may be blocked in the graph's launch: CUDA frees an
+// executable graph in flight when it completes (or when the abort ends its NCCL kernels).
 void NcclBackend::drop_graph() noexcept {
-  if (m_graph_exec != nullptr) {
-    (void)cudaGraphExecDestroy(m_graph_exec);
-    m_graph_exec = nullptr;
+  if (const cudaGraphExec_t exec = m_graph_exec.exchange(nullptr); exec != nullptr) {
+    (void)cudaGraphExecDestroy(exec);
   }
-  if (m_graph != nullptr) {
-    (void)cudaGraphDestroy(m_graph);
-    m_graph = nullptr;
+  if (const cudaGraph_t graph = m_graph.exchange(nullptr); graph != nullptr) {
+    (void)cudaGraphDestroy(graph);
   }
-  m_graph_ops = 0;
 }
 
 // Captures `ops` NCCL calls on the backend's stream (NCCL supports stream capture since 2.9); every rank
@@ -394,17 +427,21 @@ bool NcclBackend::capture_graph(std::uint64_t ops) {
     }
     throw;
   }
-  cuda_check(cudaStreamEndCapture(stream, &m_graph), "cudaStreamEndCapture");
-  cuda_check(cudaGraphInstantiate(&m_graph_exec, m_graph, 0), "cudaGraphInstantiate");
-  m_graph_ops = ops;
+  cudaGraph_t graph = nullptr;
+  cuda_check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  m_graph = graph;
+  cudaGraphExec_t exec = nullptr;
+  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  m_graph_exec = exec;
   return true;
 }
 
 void NcclBackend::launch_graph() {
-  if (m_graph_exec == nullptr) {
+  const cudaGraphExec_t exec = m_graph_exec.load();
+  if (exec == nullptr) {
     throw BackendError("no CUDA graph captured for " + m_what);
   }
-  cuda_check(cudaGraphLaunch(m_graph_exec, m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
+  cuda_check(cudaGraphLaunch(exec, m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
 }
 
 void NcclBackend::wait() {
@@ -449,8 +486,9 @@ std::string nccl_unavailable() { return nccl_detail::nccl_load_error(); }
 std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check) {
   Setup setup;
   setup.nccl_version = nccl_detail::loaded_version();
-  select_device_everywhere(group, local_rank, local_size, setup.nccl_version);
-  setup.device = local_rank;
+  const DeviceChoice chosen = select_device_everywhere(group, local_rank, local_size, setup.nccl_version);
+  setup.device = chosen.device;
+  setup.device_choice = chosen.how;
   setup.group_nccl_version = setup.nccl_version;
   setup.group_sm_major = compute_capability_major(setup.device);
   for (const std::string& rank :
