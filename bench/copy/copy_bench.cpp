@@ -147,6 +147,18 @@ Plan make_plan(const Options& o, std::vector<std::uint64_t> sizes, const topo::H
   return p;
 }
 
+/// How a path's copies were timed, and with which host memory.
+std::string clock_of(const Path& path) {
+  if (path.kind != Kind::H2D && path.kind != Kind::D2H) {
+    return "CUDA events";
+  }
+  if (path.host == HostMemory::Pinned) {
+    return "CUDA events; pinned host memory (cudaMallocHost)";
+  }
+  return "CUDA events; pageable host memory (malloc): the stream idle at the start event, so the driver's staging "
+         "through pinned memory is timed";
+}
+
 /// Writes the result document after every benchmark (atomically), so an interrupted run keeps what it
 /// finished; and shows Google Benchmark's console table as usual.
 class JsonReporter final : public benchmark::ConsoleReporter {
@@ -181,7 +193,7 @@ class JsonReporter final : public benchmark::ConsoleReporter {
     r.benchmark = std::string(kProgram);
     r.backend = "cuda";
     r.timing = TimingMode::PerOp;
-    r.clock = "CUDA events";
+    r.clock = clock_of(path);
     r.spec = {Collective::Copy, DType::Uint8, ReduceOp::Sum, 0, false, size};
     r.ranks = 1;
     r.nodes = 1;
