@@ -105,14 +105,17 @@ GpuPick gpu_of_rank(const topo::HostTopology& host, const BindingInputs& in) {
   if (!visible) {
     return pick;
   }
-  if (in.local_rank < 0 || in.local_rank >= static_cast<int>(visible->size())) {
+  // one visible GPU: the rank's own whatever its local rank (srun --gpus-per-task=1), as the NCCL backend
+  // chooses it (choose_device)
+  const int index = visible->size() == 1 ? 0 : in.local_rank;
+  if (index < 0 || index >= static_cast<int>(visible->size())) {
     pick.reason = fmt::format(
         "local rank {} has no GPU: {} of the {} GPU(s) discovery lists are visible{}", in.local_rank, visible->size(),
         host.gpus.size(),
         in.cuda_visible_devices ? " (CUDA_VISIBLE_DEVICES=" + *in.cuda_visible_devices + ")" : std::string{});
     return pick;
   }
-  pick.gpu = gpu_by_index(host, (*visible)[static_cast<std::size_t>(in.local_rank)]);
+  pick.gpu = gpu_by_index(host, (*visible)[static_cast<std::size_t>(index)]);
   const bool mixed = std::ranges::any_of(host.gpus, [&](const topo::Gpu& g) { return g.name != host.gpus[0].name; });
   if (mixed && in.cuda_device_order.value_or("") != "PCI_BUS_ID") {
     pick.reason =

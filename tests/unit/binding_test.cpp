@@ -155,10 +155,20 @@ TEST(Binding, CudaVisibleDevicesPicksTheGpu) {
   EXPECT_EQ(p.gpu_bus_id, "0000:c3:00.0");
   EXPECT_EQ(p.numa_node, 1);
   EXPECT_EQ(p.nic, "mlx5_9");
-  in.cuda_visible_devices = "0,9,1";  // CUDA stops at the first device it does not have
+  in.cuda_visible_devices = "0,9,1";  // CUDA stops at the first device it does not have: one visible, GPU 0
+  p = plan_binding(host, in);
+  EXPECT_EQ(p.gpu_bus_id, plan_binding(host, gpu_rank(0, 1)).gpu_bus_id);
+  in = gpu_rank(5, 8);  // srun --gpus-per-task=1: each rank sees its own one, whatever its local rank
+  in.cuda_visible_devices = "5";
+  p = plan_binding(host, in);
+  EXPECT_EQ(p.gpu_bus_id, "0000:c3:00.0");
+  EXPECT_EQ(p.numa_node, 1);
+  in = gpu_rank(2, 3);
+  in.cuda_visible_devices = "4,5";
   p = plan_binding(host, in);
   EXPECT_FALSE(p.numa_node);
-  EXPECT_NE(p.reason.find("local rank 1 has no GPU: 1 of the 8 GPU(s)"), std::string::npos) << p.reason;
+  EXPECT_NE(p.reason.find("local rank 2 has no GPU: 2 of the 8 GPU(s)"), std::string::npos) << p.reason;
+  in = gpu_rank(1, 2);
   in.cuda_visible_devices = "GPU-5c9b7a5e-0000-1111-2222-333344445555";
   p = plan_binding(host, in);
   EXPECT_FALSE(p.numa_node);
