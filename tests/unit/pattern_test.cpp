@@ -26,7 +26,8 @@ std::vector<std::vector<float>> inputs(const CaseSpec& spec, int n) {
   return in;
 }
 
-float reduce(ReduceOp op, float a, float b) {
+template <typename T>
+T reduce(ReduceOp op, T a, T b) {
   switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Avg:
@@ -384,20 +385,7 @@ class NcclArithmetic {
  private:
   [[nodiscard]] static double via_half(double x) { return half_to_float(float_to_half(static_cast<float>(x))); }
 
-  [[nodiscard]] double step(double a, double b) const {
-    switch (m_op) {
-      case ReduceOp::Sum:
-      case ReduceOp::Avg:
-        return a + b;
-      case ReduceOp::Prod:
-        return a * b;
-      case ReduceOp::Max:
-        return std::max(a, b);
-      case ReduceOp::Min:
-        return std::min(a, b);
-    }
-    return 0;
-  }
+  [[nodiscard]] double step(double a, double b) const { return reduce(m_op, a, b); }
 
   [[nodiscard]] bool is_signed() const {
     return m_type == DType::Int8 || m_type == DType::Int32 || m_type == DType::Int64;
