@@ -88,6 +88,18 @@ done
 command -v mpirun >/dev/null || die "mpirun is not on PATH: the bundle brings its own (bin/mpirun); elsewhere install an MPI"
 command -v timeout >/dev/null || die "timeout (coreutils) is not installed"
 
+# NCCL: the benches look in the system's folders, CUDA's and pip wheels under $VIRTUAL_ENV, $CONDA_PREFIX,
+# /usr/local, /usr and ~/.local; where they find none, the python3 on PATH may know its wheel (a venv not
+# activated, a conda elsewhere): CCBENCH_NCCL_LIBRARY then names it.
+if [ -z "${CCBENCH_NCCL_LIBRARY:-}" ] && ! "$apps/allreduce_bench" --version 2>/dev/null | grep -qE '^ +nccl +[0-9.]+ loaded' &&
+  command -v python3 >/dev/null; then
+  wheel_nccl=$(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
+  if [ -n "$wheel_nccl" ] && [ -f "$wheel_nccl" ]; then
+    export CCBENCH_NCCL_LIBRARY=$wheel_nccl
+    echo "gpu-smoke: NCCL from python3's nvidia.nccl package: CCBENCH_NCCL_LIBRARY=$wheel_nccl"
+  fi
+fi
+
 out=${args[0]:-gpu-smoke-$(date -u +%Y%m%dT%H%M%SZ)}
 make_out_dir OUT_DIR "$out"
 out=$(cd "$out" && pwd)
