@@ -139,30 +139,17 @@ else
 fi
 [ -f "$profile_path" ] || die "--profile $profile: no such file"
 
-# What the profile checks: "id ID", "backend B" per backend its checks select, "size BENCH SIZE" per
-# busbw check. A file that is no profile at all is caught here; ccbench-report checks the rest.
-profile_facts=$(/usr/bin/env python3 - "$profile_path" 2>&1 <<'PY'
-import json, sys
-path = sys.argv[1]
-try:
-    with open(path, encoding="utf-8") as f:
-        p = json.load(f)
-except (OSError, ValueError) as e:
-    sys.exit(f"{path}: not a readable JSON profile: {e}")
-if not isinstance(p, dict) or p.get("profile") != "ccbench.accept" or not isinstance(p.get("checks"), list):
-    sys.exit(f"{path}: /profile: not a ccbench.accept profile")
-print("id", p.get("id", "?"))
-for c in p["checks"]:
-    sel = c.get("select", {}) if isinstance(c, dict) else {}
-    if isinstance(sel, dict) and isinstance(sel.get("backend"), str):
-        print("backend", sel["backend"])
-    if isinstance(c, dict) and c.get("kind") == "busbw" and isinstance(sel, dict) and "size" in c:
-        print("size", sel.get("benchmark", "?"), c["size"])
-PY
-) || die "$(tail -n 1 <<<"$profile_facts")"
-profile_id=$(awk '$1 == "id" {print $2}' <<<"$profile_facts")
-profile_backends=$(awk '$1 == "backend" {print $2}' <<<"$profile_facts" | sort -u | paste -sd' ')
-profile_size() { awk -v b="$1" '$1 == "size" && $2 == b {print $3; exit}' <<<"$profile_facts"; }
+# What the profile checks, read by ccbench-report get (no interpreter needed): its id, the backends its checks
+# select, and the size of each busbw check by bench. A file that is no profile at all is caught here;
+# ccbench-report checks the rest.
+profile_kind=$("$report" get "$profile_path" /profile 2>&1) || die "$profile_path: not a readable JSON profile: ${profile_kind#ccbench-report: }"
+[ "$profile_kind" = ccbench.accept ] || die "$profile_path: /profile: not a ccbench.accept profile"
+profile_id=$("$report" get "$profile_path" /id --missing-ok)
+profile_id=${profile_id:-?}
+profile_checks=$("$report" get "$profile_path" '/checks/*' --fields kind,select/benchmark,size,select/backend) ||
+  die "$profile_path: /checks: not a ccbench.accept profile"
+profile_backends=$(awk -F'\t' '$4 != "" {print $4}' <<<"$profile_checks" | sort -u | paste -sd' ')
+profile_size() { awk -F'\t' -v b="$1" '$1 == "busbw" && $2 == b && $3 != "" {print $3; exit}' <<<"$profile_checks"; }
 
 if [ -z "$backend" ]; then
   case $profile_backends in
@@ -267,8 +254,7 @@ if [ -n "$topo" ]; then
   echo
   echo "== topology ($topo)"
   if run_logged "$out/logs/topology.log" "$topo" && "$topo" --json >"$out/topology.json"; then
-    warnings=$(/usr/bin/env python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("warnings", [])))' \
-      "$out/topology.json" 2>/dev/null || echo "?")
+    warnings=$("$report" get "$out/topology.json" /warnings --missing-ok --count 2>/dev/null || echo "?")
     topo_note="topology.json: ccbench-topo --json ($warnings warnings, shown above)"
   else
     topo_note="ccbench-topo failed (see logs/topology.log); topology not checked"
@@ -325,8 +311,20 @@ else
   echo "no result files: nothing to judge" | tee "$out/accept.txt"
   report_rc=1
 fi
-failed_checks=$(awk '$2 == "FAIL" {print $1}' "$out/accept.txt" | paste -sd, | sed 's/,/, /g')
-checks_line=$(grep -E '^[0-9]+ checks?: ' "$out/accept.txt" | tail -n 1 || true)
+# the verdict's figures from its JSON (accept.json), never from the table's wording
+failed_checks="" checks_line=""
+if [ "$report_rc" -le 1 ] && [ ${#results[@]} -gt 0 ]; then  # exit 1 is a verdict (a check failed)
+  "$report" accept "${results[@]}" --profile "$profile_path" --format json >"$out/accept.json" 2>/dev/null || true
+fi
+if [ -s "$out/accept.json" ]; then
+  failed_checks=$("$report" get "$out/accept.json" '/checks/*' --fields id,verdict | awk -F'\t' '$2 == "fail" {print $1}' |
+    paste -sd, | sed 's/,/, /g')
+  n_checks=$("$report" get "$out/accept.json" /checks --count)
+  checks_line="$n_checks check$([ "$n_checks" = 1 ] || echo s): $("$report" get "$out/accept.json" /passed) passed, $(
+    "$report" get "$out/accept.json" /failed) failed"
+else
+  rm -f -- "$out/accept.json"
+fi
 
 if [ "$timed_out" = 1 ]; then
   verdict="TIMED OUT" status=3
@@ -349,7 +347,7 @@ for r in "${runs[@]}"; do
   printf '  %-36s %s, exit %s\n' "$file" "$what" "$rc"
 done
 [ ! -f "$out/accept.xml" ] || echo "  accept.xml: JUnit XML (one testcase per check)"
-echo "  accept.txt: the verdict table; logs/: every command's output"
+echo "  accept.txt: the verdict table; $([ -f "$out/accept.json" ] && echo "accept.json: the verdict as JSON; ")logs/: every command's output"
 [ ${#not_built[@]} = 0 ] || echo "not built or not run: $(join ", " "${not_built[@]}")"
 [ ${#broken[@]} = 0 ] || echo "benches that crashed or wrote no result: $(join "; " "${broken[@]}")"
 [ -z "$failed_checks" ] || echo "failed checks: $failed_checks"

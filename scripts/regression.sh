@@ -234,13 +234,22 @@ for e in "${entries[@]}"; do
   rc=0
   run_logged "$cand_dir/logs/compare-$name.txt" "$report" compare "$base_dir/$name.json" "$cand_dir/$name.json" \
     --label-a "$baseline" --label-b "$label" --threshold "${threshold%\%}" || rc=$?
-  counts=$(grep -E '^# [0-9]+ rows compared: ' "$cand_dir/logs/compare-$name.txt" | tail -n 1 | sed 's/^# //' || true)
+  # the figures from compare's JSON (ccbench-report get), never from its table's wording
+  verdict_json=$cand_dir/logs/compare-$name.json
+  counts="" slower="" nfailed="" nmissing=""
+  if [ "$rc" -le 1 ]; then  # exit 1 is a verdict (a regression)
+    "$report" compare "$base_dir/$name.json" "$cand_dir/$name.json" --label-a "$baseline" --label-b "$label" \
+      --threshold "${threshold%\%}" --format json >"$verdict_json" 2>/dev/null || true
+  fi
+  if [ "$rc" -le 1 ] && [ -s "$verdict_json" ]; then
+    IFS=$'\t' read -r nrows nsame nfaster slower nunsure nfailed nmissing nonly nskipped < <("$report" get \
+      "$verdict_json" /counts --fields rows,same,faster,slower,unsure,failed,missing,only_b,skipped)
+    counts="$nrows rows compared: $nsame SAME, $nfaster FASTER, $slower SLOWER, $nunsure UNSURE, $nfailed FAILED;"
+    counts+=" $nmissing MISSING from $label, $nonly only in $label, $nskipped skipped on both sides"
+  fi
   case $rc in
     0 | 1)
       compared=$((compared + 1))
-      slower=$(sed -nE 's/.* ([0-9]+) SLOWER.*/\1/p' <<<"$counts")
-      nfailed=$(sed -nE 's/.* ([0-9]+) FAILED.*/\1/p' <<<"$counts")
-      nmissing=$(sed -nE 's/.* ([0-9]+) MISSING.*/\1/p' <<<"$counts")
       total_slower=$((total_slower + ${slower:-0}))
       total_failed=$((total_failed + ${nfailed:-0}))
       total_missing=$((total_missing + ${nmissing:-0}))

@@ -1,10 +1,12 @@
 // ccbench-report: result files in; tables, regression verdicts, acceptance verdicts and a web page
-// out (DESIGN §1). Exit codes: 0 fine, 1 a regression (a row SLOWER, FAILED, or missing from the
-// candidate), a failed check or a fleet's BAD HOST or BAD LINK, 2 bad input (compare: also no row in common).
+// out (DESIGN §1); `get` reads a value out of any JSON file, for the workflow scripts. Exit codes: 0 fine, 1 a
+// regression (a row SLOWER, FAILED, or missing from the candidate), a failed check or a fleet's BAD HOST or BAD LINK, 2
+// bad input (compare: also no row in common).
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include "ccbench/report/fleet.hpp"
 #include "ccbench/report/html.hpp"
 #include "ccbench/report/input.hpp"
+#include "ccbench/report/json_get.hpp"
 #include "ccbench/report/table.hpp"
 #include "ccbench/report/text.hpp"
 #include "ccbench/version.hpp"
@@ -50,6 +53,12 @@ struct Options {
   std::optional<double> fleet_reference;
   double fleet_expect_pct = 80;
   bool fleet_partial = false;
+  // get
+  std::string file;
+  std::string pointer;
+  std::string fields;
+  bool missing_ok = false;
+  bool count = false;
   // html
   std::string out;
   std::string title = "ccbench report";
@@ -116,6 +125,38 @@ void emit(const std::string& text, const std::string& path) {
       throw UsageError(e.what());
     }
   }
+}
+
+/// get FILE POINTER: the value(s) there, a line each (json_get.hpp), or with --count how many.
+int run_get(const Options& o) {
+  const std::string& path = o.file;
+  const std::string text = report::read_input_file(path, max_file_bytes(o), "JSON file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(fmt::format("{}: not JSON ({})", path, e.what()));
+  }
+  report::GetOptions options;
+  options.missing_ok = o.missing_ok;
+  for (std::size_t start = 0; !o.fields.empty() && start <= o.fields.size();) {
+    const std::size_t comma = std::min(o.fields.find(',', start), o.fields.size());
+    const std::string field = o.fields.substr(start, comma - start);
+    options.fields.push_back(field.starts_with('/') ? field : "/" + field);  // relative: "select/benchmark"
+    start = comma + 1;
+  }
+  std::vector<std::string> lines;
+  try {
+    lines = report::json_get(doc, o.pointer, options);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", path, e.what()));
+  }
+  std::string out = o.count ? fmt::format("{}\n", lines.size()) : std::string{};
+  for (const auto& line : o.count ? std::vector<std::string>{} : lines) {
+    out += line + "\n";
+  }
+  emit(out, "");
+  return ccbench::kExitOk;
 }
 
 int run_table(const Options& o) {
@@ -324,6 +365,21 @@ int run_cli(int argc, char** argv) {
                    "refuse an input file larger than this (like 256M, 2G); the verdict streams its files")
       ->default_str(std::string{kFleetMaxFileSize});
 
+  auto* get = app.add_subcommand(
+      "get",
+      "the value(s) at a JSON pointer of a JSON file (a verdict, a profile, a result), a line each: what "
+      "scripts read instead of terminal text");
+  get->add_option("file", o.file, "a JSON file: compare/accept/fleet --format json, a profile, a result")->required();
+  get->add_option("pointer", o.pointer,
+                  "RFC 6901 pointer; a segment * is every element or member (/failed, /counts/slower, "
+                  "/checks/*/select/backend)")
+      ->required();
+  get->add_option("--fields", o.fields,
+                  "comma-separated pointers relative to each value found: one tab-separated line per value");
+  get->add_flag("--missing-ok", o.missing_ok, "a pointer that names nothing prints nothing (exit 0)");
+  get->add_flag("--count", o.count, "print how many lines there would be");
+  add_max_file_size(get, o);
+
   auto* html = app.add_subcommand("html", "one self-contained web page with tables and plots");
   html->add_option("files", o.files, "result files or directories of them")->required();
   html->add_option("-o,--out", o.out, "the page to write ('-' for stdout)")->required();
@@ -351,6 +407,9 @@ int run_cli(int argc, char** argv) {
         o.max_file_size = std::string{kFleetMaxFileSize};
       }
       return run_fleet(o);
+    }
+    if (get->parsed()) {
+      return run_get(o);
     }
     return run_html(o);
   } catch (const CLI::CallForHelp& e) {

@@ -175,13 +175,28 @@ std::string render_json(const Comparison& c, const CompareOptions& o) {
     }
     return a;
   };
+  std::map<Verdict, int> verdicts;
+  for (const auto& r : c.rows) {
+    ++verdicts[r.verdict];
+  }
+  // what a script reads (ccbench-report get FILE /counts/slower): the summary line's figures
+  const nlohmann::ordered_json counts = {{"rows", c.rows.size()},
+                                         {"same", verdicts[Verdict::Same]},
+                                         {"faster", verdicts[Verdict::Faster]},
+                                         {"slower", verdicts[Verdict::Slower]},
+                                         {"unsure", verdicts[Verdict::Unsure]},
+                                         {"failed", verdicts[Verdict::Failed]},
+                                         {"missing", c.only_base.size()},
+                                         {"only_b", c.only_cand.size()},
+                                         {"skipped", c.skipped.size()}};
   const nlohmann::ordered_json doc = {{"schema", "ccbench.report.compare"},
-                                      {"schema_version", "1.0.0"},
+                                      {"schema_version", "1.1.0"},
                                       {"label_a", c.label_a},
                                       {"label_b", c.label_b},
                                       {"threshold", o.threshold},
                                       {"min_samples", o.min_samples},
                                       {"regression", c.any_regression() || c.any_missing()},
+                                      {"counts", counts},
                                       {"rows", rows},
                                       {"only_a", keys(c.only_base)},
                                       {"only_b", keys(c.only_cand)},

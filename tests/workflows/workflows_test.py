@@ -353,6 +353,82 @@ def regression_incomplete(env, args):
               f"{outcomes[2][2]}")
 
 
+# ccbench-report as a later version might word its tables: the same verdicts and JSON, other words. The scripts
+# must reach the same verdicts through it (they read --format json through `get`, never the table).
+REWORD_SHIM = r"""#!/bin/bash
+real=@REAL@
+for a in "$@"; do
+  case $a in json | --format=json) exec "$real" "$@" ;; esac
+done
+[ "$1" = get ] && exec "$real" "$@"
+"$real" "$@" | sed -e 's/SLOWER/Slower (reworded)/g; s/ FAIL / Failed /g; s/ PASS / Passed /g' \
+  -e 's/passed/ok/g; s/failed/not ok/g; s/rows compared/comparisons made/g; s/checks:/verdicts:/g'
+exit "${PIPESTATUS[0]}"
+"""
+
+
+def reworded(env, args):
+    """accept-node.sh and regression.sh through a ccbench-report whose tables say other words: the same failed
+    checks, the same figures and the same verdicts and exit codes as the report's JSON gives."""
+    with tempfile.TemporaryDirectory(prefix="ccbench-reworded-") as tmp:
+        tmp = pathlib.Path(tmp)
+        shim = tmp / "ccbench-report"
+        shim.write_text(REWORD_SHIM.replace("@REAL@", str(pathlib.Path(args.report).resolve())))
+        shim.chmod(0o755)
+        tools = ["--bin", args.bin_dir, "--report", str(shim)]
+        # accept-node.sh: two busbw checks made impossible, so two FAIL rows ("Failed" in the reworded table)
+        profile = json.loads(PROFILE.read_text())
+        busbw = [c for c in profile["checks"] if c["kind"] == "busbw"]
+        for c in busbw:
+            c["min_GBps"] = 1e6
+        path = tmp / "impossible.json"
+        path.write_text(json.dumps(profile))
+        out = tmp / "acc"
+        done, _ = env.run([ACCEPT, "--np", "2", "--out", out, "--timeout", "120", *tools, "--profile", path], tmp)
+        table = (out / "accept.txt").read_text()
+        assert " Failed " in table and " FAIL " not in table, "the shim did not reword accept's table"
+        ids = [c["id"] for c in busbw]
+        n = len(profile["checks"])
+        summary = summary_of(done.stdout)
+        assert done.returncode == 1, f"exit {done.returncode}, expected 1"
+        assert f"failed checks: {', '.join(ids)}" in summary, summary
+        assert summary[-1].startswith(f"verdict: FAIL ({n} checks: {n - len(ids)} passed, {len(ids)} failed)"), summary
+        # regression.sh: a baseline, then a candidate; its figures must be those of compare's JSON
+        suite = tmp / "mini.suite"
+        suite.write_text("allreduce_bench --backend mpi -b 1K -e 8K -f 8 -n 10 --samples\n"
+                         "sendrecv_bench --backend mpi -b 1K -e 8K -f 8 -n 10 --samples\n")
+        store = tmp / "store"
+        mini = ["--suite", suite, "--store", store, "--np", "2", *tools]
+        done, _ = env.run([REGRESSION, "--label", "a", *mini], tmp)
+        assert done.returncode == 0, f"exit {done.returncode}"
+        done, _ = env.run([REGRESSION, "--label", "b", "--baseline", "a", *mini], tmp)
+        logs = "".join(p.read_text() for p in (store / "b" / "logs").glob("compare-*.txt"))
+        assert "comparisons made" in logs and "rows compared" not in logs, "the shim did not reword compare's table"
+        totals = dict.fromkeys(["slower", "failed", "missing"], 0)
+        regressed = False
+        for bench in ["allreduce_bench", "sendrecv_bench"]:
+            p = subprocess.run([args.report, "compare", store / "a" / f"{bench}.json", store / "b" / f"{bench}.json",
+                                "--threshold", "5", "--format", "json"], capture_output=True, text=True)
+            assert p.returncode in (0, 1), p.stderr
+            doc = json.loads(p.stdout)
+            regressed |= doc["regression"]
+            for k in totals:
+                totals[k] += doc["counts"][k]
+            c = doc["counts"]
+            line = (f"{c['rows']} rows compared: {c['same']} SAME, {c['faster']} FASTER, {c['slower']} SLOWER, "
+                    f"{c['unsure']} UNSURE, {c['failed']} FAILED; {c['missing']} MISSING from b")
+            assert re.search(rf"^  {bench} +{re.escape(line)}", done.stdout, re.M), f"{bench}: expected '{line}'"
+        if regressed:
+            want = (f"verdict: REGRESSION ({totals['slower']} SLOWER, {totals['failed']} FAILED, "
+                    f"{totals['missing']} MISSING rows); exit 1")
+        else:
+            want = "verdict: no regression (0 SLOWER, 0 FAILED rows in 2 benches); exit 0"
+        assert want in done.stdout.splitlines(), f"expected '{want}'"
+        assert done.returncode == (1 if regressed else 0), f"exit {done.returncode}"
+        print(f"PASS: through a reworded ccbench-report: accept-node.sh exit 1 naming {', '.join(ids)}; "
+              f"regression.sh '{want}', the figures of compare's JSON")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin-dir", required=True)
@@ -361,14 +437,14 @@ def main():
     parser.add_argument("--schema", required=True)
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression",
-                                         "regression-incomplete", "out-dirs"])
+                                         "regression-incomplete", "out-dirs", "reworded"])
     args = parser.parse_args()
     if not shutil.which(args.mpirun):
         print(f"SKIPPED: {args.mpirun} not found")
         return SKIP
     handler = {"accept-pass": accept_pass, "accept-fail": accept_fail, "accept-bad-input": accept_bad_input,
                "regression": regression, "regression-incomplete": regression_incomplete,
-               "out-dirs": out_dirs}[args.what]
+               "out-dirs": out_dirs, "reworded": reworded}[args.what]
     return handler(Env(args), args) or 0
 
 
