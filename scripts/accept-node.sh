@@ -142,7 +142,8 @@ fi
 # What the profile checks, read by ccbench-report get (no interpreter needed): its id, the backends its checks
 # select, and the size of each busbw check by bench. A file that is no profile at all is caught here;
 # ccbench-report checks the rest.
-profile_kind=$("$report" get "$profile_path" /profile 2>&1) || die "$profile_path: not a readable JSON profile: ${profile_kind#ccbench-report: }"
+profile_kind=$("$report" get "$profile_path" /profile --missing-ok 2>&1) ||
+  die "not a readable JSON profile: ${profile_kind#ccbench-report: }"
 [ "$profile_kind" = ccbench.accept ] || die "$profile_path: /profile: not a ccbench.accept profile"
 profile_id=$("$report" get "$profile_path" /id --missing-ok)
 profile_id=${profile_id:-?}

@@ -67,6 +67,7 @@ else
   IFS=, read -r -a asked <<<"$steps_arg"
   [ ${#asked[@]} -gt 0 ] || die "--steps '': name at least one of: $(join , "${all_steps[@]}")"
   for s in "${asked[@]}"; do
+    [ -n "$s" ] || die "--steps '$steps_arg': an empty step name; the steps: $(join , "${all_steps[@]}")"
     [ -n "${budget[$s]:-}" ] || die "--steps: '$s' is not a step; the steps: $(join , "${all_steps[@]}")"
     steps+=("$s")
   done
@@ -91,9 +92,11 @@ command -v timeout >/dev/null || die "timeout (coreutils) is not installed"
 # NCCL: the benches look in the system's folders, CUDA's and pip wheels under $VIRTUAL_ENV, $CONDA_PREFIX,
 # /usr/local, /usr and ~/.local; where they find none, the python3 on PATH may know its wheel (a venv not
 # activated, a conda elsewhere): CCBENCH_NCCL_LIBRARY then names it.
-if [ -z "${CCBENCH_NCCL_LIBRARY:-}" ] && ! "$apps/allreduce_bench" --version 2>/dev/null | grep -qE '^ +nccl +[0-9.]+ loaded' &&
+if [ -z "${CCBENCH_NCCL_LIBRARY:-}" ] &&
+  ! timeout -k 5 30 "$apps/allreduce_bench" --version 2>/dev/null | grep -qE '^ +nccl +[0-9.]+ loaded' &&
   command -v python3 >/dev/null; then
-  wheel_nccl=$(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
+  wheel_nccl=$(timeout -k 5 30 python3 -c \
+    'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
   if [ -n "$wheel_nccl" ] && [ -f "$wheel_nccl" ]; then
     export CCBENCH_NCCL_LIBRARY=$wheel_nccl
     echo "gpu-smoke: NCCL from python3's nvidia.nccl package: CCBENCH_NCCL_LIBRARY=$wheel_nccl"
@@ -105,7 +108,7 @@ make_out_dir OUT_DIR "$out"
 out=$(cd "$out" && pwd)
 
 gpu_reason=""
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q "^GPU 0"; then
+if command -v nvidia-smi >/dev/null && timeout -k 5 30 nvidia-smi -L 2>/dev/null | grep -q "^GPU 0"; then
   :
 elif [ -e /dev/nvidiactl ]; then
   :  # the kernel driver is there: the benches say what CUDA answers, and the GPU steps run (and fail loudly)
@@ -123,7 +126,9 @@ run() {  # run COMMAND...: prints it, runs it within what is left of the step's 
   echo "\$ $*"
   timeout -k 5 "$left" "$@"
   local rc=$?
-  [ "$rc" -ne 124 ] || echo "-- stopped: over the step's budget of ${step_left} s"
+  if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ "$(date +%s)" -ge "$step_end" ]; }; then
+    echo "-- stopped: over the step's budget of ${step_left} s"
+  fi
   return "$rc"
 }
 table() {  # table FILE...: ccbench-report's table of the results that exist
@@ -135,8 +140,8 @@ table() {  # table FILE...: ccbench-report's table of the results that exist
 step_env() {
   local rc=0
   if command -v nvidia-smi >/dev/null; then
-    nvidia-smi -L 2>&1 || true
-    nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,clocks.max.sm --format=csv 2>&1 || true
+    run nvidia-smi -L || rc=1
+    run nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total,clocks.max.sm --format=csv || rc=1
   else
     echo "nvidia-smi: not installed"
   fi
@@ -145,7 +150,7 @@ step_env() {
   # the MPI the GPU steps start their one rank with, on host memory: it must run here
   run mpirun -np 1 "$apps/allreduce_bench" --backend mpi -b 8 -e 1K -f 32 -n 3 -c 1 --out "$out/env-mpi.json" || rc=1
   local nccl
-  nccl=$("$apps/allreduce_bench" --version 2>&1 | grep -iE '^ *nccl' || true)
+  nccl=$(timeout -k 5 30 "$apps/allreduce_bench" --version 2>&1 | grep -iE '^ *nccl' || true)
   if [ -z "$gpu_reason" ] && ! grep -qi "loaded" <<<"$nccl"; then
     echo "gpu-smoke: a GPU is here but no NCCL library was loaded ($nccl): install NCCL (libnccl2, or pip install nvidia-nccl-cu13) or set CCBENCH_NCCL_LIBRARY"
     rc=1
@@ -160,8 +165,10 @@ step_copy() {
     echo "gpu-smoke: $copy_bench is missing: this build has no copy_bench (CUDA, the kernels, Google Benchmark)"
     return 1
   fi
-  run "$copy_bench" --out "$out/copy.json" || return 1
+  local rc=0
+  run "$copy_bench" --out "$out/copy.json" || rc=$?
   table "$out/copy.json"
+  return "$rc"
 }
 
 step_collectives() {

@@ -241,9 +241,10 @@ for e in "${entries[@]}"; do
     "$report" compare "$base_dir/$name.json" "$cand_dir/$name.json" --label-a "$baseline" --label-b "$label" \
       --threshold "${threshold%\%}" --format json >"$verdict_json" 2>/dev/null || true
   fi
-  if [ "$rc" -le 1 ] && [ -s "$verdict_json" ]; then
-    IFS=$'\t' read -r nrows nsame nfaster slower nunsure nfailed nmissing nonly nskipped < <("$report" get \
-      "$verdict_json" /counts --fields rows,same,faster,slower,unsure,failed,missing,only_b,skipped)
+  if [ "$rc" -le 1 ] && [ -s "$verdict_json" ] && figures=$("$report" get "$verdict_json" /counts \
+    --fields rows,same,faster,slower,unsure,failed,missing,only_b,skipped 2>/dev/null); then
+    # nine whole numbers, tab-separated (none is ever empty, so read's joining of tabs cannot shift them)
+    IFS=$'\t' read -r nrows nsame nfaster slower nunsure nfailed nmissing nonly nskipped <<<"$figures"
     counts="$nrows rows compared: $nsame SAME, $nfaster FASTER, $slower SLOWER, $nunsure UNSURE, $nfailed FAILED;"
     counts+=" $nmissing MISSING from $label, $nonly only in $label, $nskipped skipped on both sides"
   fi

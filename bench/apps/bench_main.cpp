@@ -156,6 +156,32 @@ std::optional<OutputClaim> claim_result_path(const CollectiveInfo& coll, const s
   return claim;
 }
 
+std::size_t host_of(const Layout& layout, int rank) {
+  const auto host = std::find_if(layout.hosts.begin(), layout.hosts.end(), [&](const HostInfo& h) {
+    return std::find(h.ranks.begin(), h.ranks.end(), rank) != h.ranks.end();
+  });
+  return static_cast<std::size_t>(host - layout.hosts.begin());
+}
+
+/// No two ranks of a host may drive one GPU, whatever groups they are in: with one visible GPU a rank
+/// (choose_device), only the PCI bus ids tell. Throws UsageError naming the world ranks and the host.
+bool refuse_shared_gpus(Group& world, const Layout& layout, const std::string& bus_id) {
+  const auto ids = world.all_gather(bus_id);
+  for (std::size_t a = 0; a < ids.size(); ++a) {
+    for (std::size_t b = a + 1; b < ids.size() && !ids[a].empty(); ++b) {
+      const std::size_t host = host_of(layout, static_cast<int>(a));
+      if (ids[b] == ids[a] && host_of(layout, static_cast<int>(b)) == host) {
+        throw UsageError(
+            fmt::format("ranks {} and {} on {} both drive the GPU at {}: give each rank a GPU of its "
+                        "own (one rank per GPU, or srun --gpus-per-task=1 / CUDA_VISIBLE_DEVICES per "
+                        "rank)",
+                        a, b, layout.hosts[host].hostname, ids[a]));
+      }
+    }
+  }
+  return true;
+}
+
 Membership join_group(const RunConfig& config, BackendChoice choice, const GpuProbe& gpus, MpiGroup& world,
                       const Layout& layout, const std::vector<GroupPlan>& groups, std::string_view program) {
   Membership m;
@@ -173,6 +199,10 @@ Membership join_group(const RunConfig& config, BackendChoice choice, const GpuPr
     }
     return make_backend(choice, *split, layout.placement, config, world.rank(), local_hostname());
   });
+  if (choice == BackendChoice::Nccl) {  // groups side by side (--split, --all-pairs) must not share a GPU either
+    const std::string bus_id = m.backend ? m.backend->device_bus_id() : std::string{};
+    agreed(world, program, [&] { return refuse_shared_gpus(world, layout, bus_id); });
+  }
   m.group = split.get();
   m.owned = std::move(split);
   return m;
@@ -186,13 +216,6 @@ Membership join_pair(const RunConfig& config, Group& pair, const std::vector<Gro
   m.group = &pair;
   m.backend = agreed(pair, program, [&] { return make_rdma_backend(pair, config, pair.rank(), local_hostname()); });
   return m;
-}
-
-std::size_t host_of(const Layout& layout, int rank) {
-  const auto host = std::find_if(layout.hosts.begin(), layout.hosts.end(), [&](const HostInfo& h) {
-    return std::find(h.ranks.begin(), h.ranks.end(), rank) != h.ranks.end();
-  });
-  return static_cast<std::size_t>(host - layout.hosts.begin());
 }
 
 std::optional<std::string> env_value(const char* variable) {

@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -120,8 +120,8 @@ DeviceChoice select_device_everywhere(Group& group, int local_rank, int local_si
       if (places[a] == places[b]) {
         const auto space = places[a].find(' ');
         throw UsageError(fmt::format(
-            "ranks {} and {} on {} both drive the GPU at {}: give each rank a GPU of its own (one rank per GPU, or "
-            "srun --gpus-per-task=1 / CUDA_VISIBLE_DEVICES per rank)",
+            "ranks {} and {} of a group on {} both drive the GPU at {}: give each rank a GPU of its own (one rank "
+            "per GPU, or srun --gpus-per-task=1 / CUDA_VISIBLE_DEVICES per rank)",
             a, b, places[a].substr(0, space), places[a].substr(space + 1)));
       }
     }
@@ -209,6 +209,8 @@ class NcclBackend final : public Backend {
 
  private:
   void drop_graph() noexcept;
+  void release_graph() noexcept;
+  void destroy_graph() noexcept;  // m_graph_mutex held
 
   void require_prepared() const;
   [[nodiscard]] OpArgs op_args(const CaseSpec& spec) const;
@@ -232,10 +234,14 @@ class NcclBackend final : public Backend {
   OpArgs m_args;
   bool m_prepared = false;
   EventTimer m_timer;
-  // --timing graph: the current case's ops, captured (destroyed before the communicator: declared after it);
-  // atomic, since the watchdog's thread drops them before it aborts the communicator
-  std::atomic<cudaGraph_t> m_graph = nullptr;
-  std::atomic<cudaGraphExec_t> m_graph_exec = nullptr;
+  // --timing graph: the current case's ops, captured (destroyed before the communicator: declared after it).
+  // The mutex is held by every use on the rank's thread; the watchdog's thread, which drops them before it
+  // aborts the communicator, only tries it: a graph call in flight keeps its handles (CUDA objects are not
+  // safe to destroy under a call using them), and the abort goes ahead.
+  std::recursive_mutex m_graph_mutex;
+  cudaGraph_t m_graph = nullptr;
+  cudaGraphExec_t m_graph_exec = nullptr;
+  int m_device = 0;
 
  public:
   ~NcclBackend() override {
@@ -256,10 +262,11 @@ NcclBackend::NcclBackend(const Setup& setup)
       m_group_sm_major(setup.group_sm_major),
       m_check(setup.check),
       m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s, setup.blocking),
-      m_timer(m_comm, m_stream.get(), m_what) {
+      m_timer(m_comm, m_stream.get(), m_what),
+      m_device(setup.device) {
   // ncclCommAbort waits for the references of a captured graph: an error under --timing graph would
   // otherwise become a timeout and lose NCCL's message.
-  m_comm.release_before_abort([this] { drop_graph(); });
+  m_comm.release_before_abort([this] { release_graph(); });
   m_versions["cuda_device"] = setup.device_choice;
   // all_to_all's implementation: a time is only comparable with another made the same way
   m_versions["nccl_alltoall"] =
@@ -395,14 +402,31 @@ void NcclBackend::enqueue() {
   m_comm.complete(nccl_detail::launch(m_args), m_what);
 }
 
-// Also from the watchdog's thread, while this rank may be blocked in the graph's launch: CUDA frees an
-// executable graph in flight when it completes (or when the abort ends its NCCL kernels).
 void NcclBackend::drop_graph() noexcept {
-  if (const cudaGraphExec_t exec = m_graph_exec.exchange(nullptr); exec != nullptr) {
-    (void)cudaGraphExecDestroy(exec);
+  const std::lock_guard lock(m_graph_mutex);
+  destroy_graph();
+}
+
+// Before an abort, from whichever thread ends the communicator: the rank's own after an error, or the
+// watchdog's while the rank is blocked (CUDA frees an executable graph whose work is still in flight when
+// that work completes, or when the abort ends its NCCL kernels).
+void NcclBackend::release_graph() noexcept {
+  const std::unique_lock lock(m_graph_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    return;  // the rank's thread is inside a graph call: the handles stay; ncclCommAbort may wait for them
   }
-  if (const cudaGraph_t graph = m_graph.exchange(nullptr); graph != nullptr) {
-    (void)cudaGraphDestroy(graph);
+  (void)cudaSetDevice(m_device);  // the watchdog's thread has its own current device
+  destroy_graph();
+}
+
+void NcclBackend::destroy_graph() noexcept {
+  if (m_graph_exec != nullptr) {
+    (void)cudaGraphExecDestroy(m_graph_exec);
+    m_graph_exec = nullptr;
+  }
+  if (m_graph != nullptr) {
+    (void)cudaGraphDestroy(m_graph);
+    m_graph = nullptr;
   }
 }
 
@@ -411,7 +435,8 @@ void NcclBackend::drop_graph() noexcept {
 bool NcclBackend::capture_graph(std::uint64_t ops) {
   require_prepared();
   wait();
-  drop_graph();
+  const std::lock_guard lock(m_graph_mutex);
+  destroy_graph();
   const cudaStream_t stream = m_stream.get();
   m_args.comm = m_comm.get();
   cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
@@ -427,21 +452,17 @@ bool NcclBackend::capture_graph(std::uint64_t ops) {
     }
     throw;
   }
-  cudaGraph_t graph = nullptr;
-  cuda_check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  m_graph = graph;
-  cudaGraphExec_t exec = nullptr;
-  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  m_graph_exec = exec;
+  cuda_check(cudaStreamEndCapture(stream, &m_graph), "cudaStreamEndCapture");
+  cuda_check(cudaGraphInstantiate(&m_graph_exec, m_graph, 0), "cudaGraphInstantiate");
   return true;
 }
 
 void NcclBackend::launch_graph() {
-  const cudaGraphExec_t exec = m_graph_exec.load();
-  if (exec == nullptr) {
+  const std::lock_guard lock(m_graph_mutex);
+  if (m_graph_exec == nullptr) {
     throw BackendError("no CUDA graph captured for " + m_what);
   }
-  cuda_check(cudaGraphLaunch(exec, m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
+  cuda_check(cudaGraphLaunch(m_graph_exec, m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
 }
 
 void NcclBackend::wait() {
