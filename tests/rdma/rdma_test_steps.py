@@ -73,7 +73,8 @@ def print_timings(result, wall_s):
     steps = ", ".join(f"{s.name} {s.elapsed_s:.1f}" for s in result.steps.values())
     print(f"timings: image build {t.get('image_s', float('nan')):.1f} s ({t.get('image_MiB', 0):.1f} MiB), "
           f"boot {t.get('boot_s', float('nan')):.1f} s, boot+run {t.get('run_s', float('nan')):.1f} s, "
-          f"total {wall_s:.1f} s; in the guest (s): {steps}")
+          f"total {wall_s:.1f} s{'; the first boot stalled and the guest was booted once more' if t.get('boot_retries') else ''}; "
+          f"in the guest (s): {steps}")
 
 
 def report_failure(result, why):
