@@ -5,59 +5,36 @@
 namespace ccbench {
 namespace {
 
-// One row per workload. S and the bus factor follow nccl-tests' doc/PERFORMANCE.md:
-// all_gather, reduce_scatter and alltoall count the whole (n x count) buffer, the others count.
-// One workload to a few lines:
-// clang-format off
+// The rows of workloads.def (the column order is written there).
+// NOLINTNEXTLINE(cppcoreguidelines-macro-usage)
+#define CCBENCH_WORKLOAD(ID, NAME, BENCH, KIND, SEND, RECV, S, FACTOR, REDUCE_OP, ROOT, FASTEST, PAIRWISE) \
+  CollectiveInfo{.id = Collective::ID,                                                                     \
+                 .name = (NAME),                                                                           \
+                 .bench = (BENCH),                                                                         \
+                 .kind = WorkloadKind::KIND,                                                               \
+                 .send = Span::SEND,                                                                       \
+                 .recv = Span::RECV,                                                                       \
+                 .algbw_bytes = Span::S,                                                                   \
+                 .factor = BusFactor::FACTOR,                                                              \
+                 .has_reduce_op = (REDUCE_OP),                                                             \
+                 .has_root = (ROOT),                                                                       \
+                 .fastest_sample_rate = (FASTEST),                                                         \
+                 .pairwise = (PAIRWISE)},
 constexpr std::array kCollectives{
-    CollectiveInfo{.id = Collective::AllReduce, .name = "all_reduce", .bench = "allreduce_bench",
-                   .kind = WorkloadKind::Collective, .send = Span::Count,
-                   .recv = Span::Count, .algbw_bytes = Span::Count, .factor = BusFactor::AllReduce,
-                   .has_reduce_op = true, .has_root = false, .fastest_sample_rate = false, .pairwise = false},
-    CollectiveInfo{.id = Collective::AllGather, .name = "all_gather", .bench = "allgather_bench",
-                   .kind = WorkloadKind::Collective, .send = Span::Count,
-                   .recv = Span::CountTimesRanks, .algbw_bytes = Span::CountTimesRanks,
-                   .factor = BusFactor::NMinusOneOverN, .has_reduce_op = false, .has_root = false,
-                   .fastest_sample_rate = false, .pairwise = false},
-    CollectiveInfo{.id = Collective::ReduceScatter, .name = "reduce_scatter", .bench = "reducescatter_bench",
-                   .kind = WorkloadKind::Collective, .send = Span::CountTimesRanks,
-                   .recv = Span::Count, .algbw_bytes = Span::CountTimesRanks, .factor = BusFactor::NMinusOneOverN,
-                   .has_reduce_op = true, .has_root = false, .fastest_sample_rate = false, .pairwise = false},
-    CollectiveInfo{.id = Collective::AllToAll, .name = "alltoall", .bench = "alltoall_bench",
-                   .kind = WorkloadKind::Collective, .send = Span::CountTimesRanks,
-                   .recv = Span::CountTimesRanks, .algbw_bytes = Span::CountTimesRanks,
-                   .factor = BusFactor::NMinusOneOverN, .has_reduce_op = false, .has_root = false,
-                   .fastest_sample_rate = false, .pairwise = false},
-    CollectiveInfo{.id = Collective::Broadcast, .name = "broadcast", .bench = "broadcast_bench",
-                   .kind = WorkloadKind::Collective, .send = Span::Count,
-                   .recv = Span::Count, .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
-                   .has_root = true, .fastest_sample_rate = false, .pairwise = false},
-    CollectiveInfo{.id = Collective::Reduce, .name = "reduce", .bench = "reduce_bench",
-                   .kind = WorkloadKind::Collective, .send = Span::Count,
-                   .recv = Span::Count, .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = true,
-                   .has_root = true, .fastest_sample_rate = false, .pairwise = false},
-    CollectiveInfo{.id = Collective::SendRecv, .name = "sendrecv", .bench = "sendrecv_bench",
-                   .kind = WorkloadKind::Collective, .send = Span::Count,
-                   .recv = Span::Count, .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
-                   .has_root = false, .fastest_sample_rate = false, .pairwise = true},
-    // perftest's ib_write_bw / ib_write_lat: S = the bytes of one RDMA WRITE; its time is per write
-    // (bw) or one way, half the round trip (lat); busbw = algbw (one link, factor 1).
-    CollectiveInfo{.id = Collective::IbWriteBw, .name = "ib_write_bw", .bench = "ib_write_bw_bench",
-                   .kind = WorkloadKind::RdmaWrite, .send = Span::Count,
-                   .recv = Span::Count, .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
-                   .has_root = false, .fastest_sample_rate = true, .pairwise = true},
-    CollectiveInfo{.id = Collective::IbWriteLat, .name = "ib_write_lat", .bench = "ib_write_lat_bench",
-                   .kind = WorkloadKind::RdmaWrite, .send = Span::Count,
-                   .recv = Span::Count, .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false,
-                   .has_root = false, .fastest_sample_rate = false, .pairwise = true},
-    // copy_bench: S = the bytes copied (each direction's, summed for a bidirectional copy); the factor
-    // is set per result (2 for a copy within one GPU's memory, which reads and writes every byte).
-    CollectiveInfo{.id = Collective::Copy, .name = "copy", .bench = "copy_bench", .kind = WorkloadKind::Copy,
-                   .send = Span::Count, .recv = Span::Count,
-                   .algbw_bytes = Span::Count, .factor = BusFactor::One, .has_reduce_op = false, .has_root = false,
-                   .fastest_sample_rate = false, .pairwise = false},
+#include "ccbench/workloads.def"
 };
-// clang-format on
+#undef CCBENCH_WORKLOAD
+
+// info() indexes the table by the enum: the rows are in the enum's order by construction, checked here.
+constexpr bool rows_in_enum_order() {
+  for (std::size_t i = 0; i < kCollectives.size(); ++i) {
+    if (static_cast<std::size_t>(kCollectives[i].id) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(rows_in_enum_order());
 
 }  // namespace
 

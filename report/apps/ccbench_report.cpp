@@ -20,6 +20,7 @@
 #include "ccbench/errors.hpp"
 #include "ccbench/output_file.hpp"
 #include "ccbench/report/accept.hpp"
+#include "ccbench/report/benches.hpp"
 #include "ccbench/report/compare.hpp"
 #include "ccbench/report/fleet.hpp"
 #include "ccbench/report/html.hpp"
@@ -59,6 +60,11 @@ struct Options {
   std::string fields;
   bool missing_ok = false;
   bool count = false;
+  // benches
+  std::string kind;
+  std::string backend;
+  bool pairwise = false;
+  bool groups = false;
   // html
   std::string out;
   std::string title = "ccbench report";
@@ -156,6 +162,28 @@ int run_get(const Options& o) {
     out += line + "\n";
   }
   emit(out, "");
+  return ccbench::kExitOk;
+}
+
+int run_benches(const Options& o) {
+  report::BenchFilter filter;
+  if (!o.kind.empty()) {
+    filter.kind = report::parse_workload_kind(o.kind);
+  }
+  if (!o.backend.empty()) {
+    report::check_backend_name(o.backend);
+    filter.backend = o.backend;
+  }
+  if (o.pairwise && o.groups) {
+    throw UsageError("benches: --pairwise and --groups exclude each other");
+  }
+  if (o.pairwise || o.groups) {
+    filter.pairwise = o.pairwise;
+  }
+  if (o.format != "text" && o.format != "json") {
+    throw UsageError(fmt::format("benches: --format '{}' is not text or json", o.format));
+  }
+  emit(report::render_benches(filter, o.format == "json"), "");
   return ccbench::kExitOk;
 }
 
@@ -380,6 +408,16 @@ int run_cli(int argc, char** argv) {
   get->add_flag("--count", o.count, "print how many lines there would be");
   add_max_file_size(get, o);
 
+  auto* benches = app.add_subcommand(
+      "benches",
+      "the benches of the workload table, a line each (or JSON): what scripts, suites and tests run as 'every "
+      "bench' instead of a list of their own");
+  benches->add_option("--kind", o.kind, "collective | rdma | copy");
+  benches->add_option("--backend", o.backend, "the benches this backend runs: mpi | nccl | verbs | cuda");
+  benches->add_flag("--pairwise", o.pairwise, "only the benches measured between the ranks of pairs (sendrecv, RDMA)");
+  benches->add_flag("--groups", o.groups, "only the benches measured in groups of ranks (all_reduce, ...)");
+  benches->add_option("--format", o.format, "text (a name a line) | json")->default_str("text");
+
   auto* html = app.add_subcommand("html", "one self-contained web page with tables and plots");
   html->add_option("files", o.files, "result files or directories of them")->required();
   html->add_option("-o,--out", o.out, "the page to write ('-' for stdout)")->required();
@@ -410,6 +448,12 @@ int run_cli(int argc, char** argv) {
     }
     if (get->parsed()) {
       return run_get(o);
+    }
+    if (benches->parsed()) {
+      if (benches->get_option("--format")->count() == 0) {
+        o.format = "text";
+      }
+      return run_benches(o);
     }
     return run_html(o);
   } catch (const CLI::CallForHelp& e) {

@@ -198,14 +198,14 @@ def rdma_no_device(env, args):
         print("SKIPPED: this host has an RDMA device")
         return 77
     with tempfile.TemporaryDirectory() as tmp:
-        for bench in ("ib_write_bw_bench", "ib_write_lat_bench"):
+        for bench in table_benches(args, "--kind", "rdma"):
             p = env.run(bench, 2, ["-s", "64", "-n", "2"], tmp, timeout=60)
             ours = [line for line in p.stderr.splitlines() if line.startswith(bench + ":")]
             assert p.returncode == 2 and len(ours) == 1, (p.returncode, p.stderr)
             assert "no RDMA device here" in ours[0] or "this build has no verbs backend" in ours[0], ours[0]
             assert not list(pathlib.Path(tmp).rglob("*.json")), "a result file was written"
             print(f"{bench}: exit 2, {ours[0]}")
-    print("PASS: without an RDMA device both RDMA benches exit 2 with one line and write nothing")
+    print("PASS: without an RDMA device every RDMA bench exits 2 with one line and write nothing")
 
 
 def stdout_json(env, args):
@@ -344,8 +344,8 @@ def gpu_nccl(env, args):
                 failures.append(f"{bench} {' '.join(flags)}: not every row ran on nccl")
             return doc
 
-    for bench in ["allreduce_bench", "allgather_bench", "broadcast_bench", "reducescatter_bench", "reduce_bench",
-                  "alltoall_bench", "sendrecv_bench"]:  # all seven, checked
+    every = table_benches(args, "--backend", "nccl")
+    for bench in every:  # every bench NCCL runs, checked
         doc = nccl_run(bench, ["-b", "8", "-e", "16M", "-f", "8", "-c", "1"])
         if doc is not None and not_ok(doc):
             failures.append(f"{bench}: {not_ok(doc)}")
@@ -373,13 +373,21 @@ def gpu_nccl(env, args):
             if variants.count("configured") != variants.count("ring") or not variants.count("ring") or wrong:
                 failures.append(f"--nccl-variants: variants {variants}, {wrong} wrong")
     assert not failures, failures
-    print("PASS: NCCL backend, 1 rank: all seven benches and every dtype verified, every row ok; 1 B skipped below "
-          "one element; --nccl-variants tagged both sweeps")
+    print(f"PASS: NCCL backend, 1 rank: all {len(every)} benches and every dtype verified, every row ok; 1 B skipped "
+          "below one element; --nccl-variants tagged both sweeps")
+
+
+def table_benches(args, *flags):
+    """The benches of the workload table that `ccbench-report benches FLAGS` lists: the tests' one list."""
+    listed = subprocess.run([args.report, "benches", *flags], check=True, capture_output=True, text=True).stdout
+    assert listed.split(), f"ccbench-report benches {' '.join(flags)}: nothing listed"
+    return listed.split()
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin-dir", required=True)
+    parser.add_argument("--report", required=True, help="ccbench-report: the list of benches (ccbench-report benches)")
     parser.add_argument("--schema", required=True)
     parser.add_argument("--mpirun", default="mpirun")
     sub = parser.add_subparsers(dest="what", required=True)

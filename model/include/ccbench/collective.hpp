@@ -1,5 +1,5 @@
 #pragma once
-// The collective table: one row of data per collective (DESIGN §4).
+// The collective table: one row of data per workload (DESIGN §4), written once in workloads.def.
 // S (the bytes algbw counts) and the bus factor are exactly nccl-tests' (doc/PERFORMANCE.md).
 #include <cstddef>
 #include <cstdint>
@@ -12,16 +12,9 @@ namespace ccbench {
 /// The measured operations: NCCL's collectives and send/recv, raw RDMA writes between two ranks
 /// (ib_write_bw, ib_write_lat: the verbs backend only), and a GPU's memory copies (copy_bench only).
 enum class Collective {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll,
-  Broadcast,
-  Reduce,
-  SendRecv,
-  IbWriteBw,
-  IbWriteLat,
-  Copy
+#define CCBENCH_WORKLOAD(id, ...) id,  // NOLINT(cppcoreguidelines-macro-usage): the rows of workloads.def
+#include "ccbench/workloads.def"
+#undef CCBENCH_WORKLOAD
 };
 
 /// How many elements each rank's buffers hold, as multiples of `count`.

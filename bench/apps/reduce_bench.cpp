@@ -1,3 +1,0 @@
-#include "bench_main.hpp"
-
-int main(int argc, char** argv) { return ccbench::bench_main(ccbench::Collective::Reduce, argc, argv); }

@@ -1,0 +1,23 @@
+# The benches, read from the workload table (model/include/ccbench/workloads.def), the one list of them:
+# the bench binaries, their install and their tests come from its rows, so adding a row adds them.
+#   ccbench_workloads(OUT_VAR [KIND Collective|RdmaWrite|Copy]): the bench names (allreduce_bench, ...)
+set(CCBENCH_WORKLOADS_DEF ${PROJECT_SOURCE_DIR}/model/include/ccbench/workloads.def)
+set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CCBENCH_WORKLOADS_DEF})
+
+function(ccbench_workloads out_var)
+  cmake_parse_arguments(PARSE_ARGV 1 _arg "" "KIND" "")
+  file(STRINGS ${CCBENCH_WORKLOADS_DEF} _rows REGEX "^CCBENCH_WORKLOAD\\(")
+  set(_benches)
+  foreach(_row IN LISTS _rows)
+    if(NOT _row MATCHES "^CCBENCH_WORKLOAD\\( *[A-Za-z0-9]+, *\"[a-z0-9_]+\", *\"([a-z0-9_]+)\", *([A-Za-z]+),")
+      message(FATAL_ERROR "${CCBENCH_WORKLOADS_DEF}: a row not in the table's form: ${_row}")
+    endif()
+    if(NOT _arg_KIND OR _arg_KIND STREQUAL CMAKE_MATCH_2)
+      list(APPEND _benches ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  if(NOT _benches AND NOT _arg_KIND)
+    message(FATAL_ERROR "${CCBENCH_WORKLOADS_DEF}: no row read")
+  endif()
+  set(${out_var} ${_benches} PARENT_SCOPE)
+endfunction()
