@@ -27,8 +27,8 @@ HOST, a pair low between two hosts fine elsewhere is a BAD LINK.
 options:
   --hostfile FILE       the hosts (mpirun's hostfile: one host per line, "slots=N" allowed);
                         with --launcher srun, the allocation's nodes are the hosts
-  --bench NAME          sendrecv (default), allreduce, allgather, reducescatter, broadcast,
-                        reduce, alltoall, ib_write_bw or ib_write_lat
+  --bench NAME          sendrecv (default), or any collective or RDMA bench (ccbench-report
+                        benches --kind collective, --kind rdma): allreduce, ib_write_bw, ...
   --size SIZE           bytes per pair, K/M/G binary (default 64M; ib_write_lat 2)
   --ranks-per-host N    ranks on each host, paired by local rank (default 1)
   --threshold PCT       a pair more than PCT% below the reference is LOW (default 20)
@@ -71,15 +71,9 @@ set_option() {  # set_option OPTION VALUE (parse_options)
 parse_options --hostfile --bench --size --ranks-per-host --threshold --stat --reference --out --bin --report \
   --launcher --mpirun-args --timeout --bind -- "$@"
 
-case $bench in
-  sendrecv | allreduce | allgather | reducescatter | broadcast | reduce | alltoall | ib_write_bw | ib_write_lat) ;;
-  *) die "--bench '$bench': expected sendrecv, allreduce, allgather, reducescatter, broadcast, reduce, alltoall, ib_write_bw or ib_write_lat" ;;
-esac
+bench=${bench%_bench}
 [ "$bench" = ib_write_lat ] && size=${size:-2} || size=${size:-64M}
-[[ $size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--size '$size': expected bytes, or a size like 8M (binary)"
 [[ $per_host =~ ^[1-9][0-9]*$ ]] || die "--ranks-per-host '$per_host': expected a whole number, at least 1"
-check_timeout "$timeout"
-case $bind in none | auto) ;; *) die "--bind '$bind': expected none or auto" ;; esac
 set_launcher "$launcher" "$launcher_args"
 
 # --- the hosts -----------------------------------------------------------------------------------
@@ -97,14 +91,30 @@ fi
 [ "$hosts" -ge 3 ] || die "$hosts host(s): a fleet verdict needs 3 hosts or more"
 
 check_bin_dir
-exe=$bin_dir/${bench}_bench
-[ -x "$exe" ] || die "not built: ${bench}_bench (not in $bin_dir; build it, or give --bin DIR)"
 report=$(find_tool "$report" report/ccbench-report ccbench-report)
 [ -n "$report" ] && [ -x "$report" ] || die "not built: ccbench-report (give --report PATH)"
+is_rdma() { "$report" benches --kind rdma | grep -qx -- "$1"; }
+# Every collective and RDMA bench of the workload table (as ccbench-report lists them) can sweep a fleet.
+sweepable=$("$report" benches --kind collective && "$report" benches --kind rdma) ||
+  die "$report benches failed: not a ccbench-report of this version"
+grep -qx -- "${bench}_bench" <<<"$sweepable" ||
+  die "--bench '$bench': expected one of $(sed 's/_bench$//' <<<"$sweepable" | paste -sd' ')"
+exe=$bin_dir/${bench}_bench
+[ -x "$exe" ] || die "not built: ${bench}_bench (not in $bin_dir; build it, or give --bin DIR)"
 # The verdict's options are the reporter's to judge (one rule, one message), and before the sweep, not after it.
 verdict_flags=(--threshold "$threshold" --stat "$stat")
 [ -z "$reference" ] || verdict_flags+=(--reference "$reference")
 "$report" fleet --check "${verdict_flags[@]}" || exit 2
+# The sweep's flags (--size, --bind, --timeout): the bench's to judge, as its run will (--check-args).
+bench_flags=(--all-pairs --bind "$bind")
+if is_rdma "${bench}_bench"; then
+  bench_flags+=(-s "$size" -n 20)
+else
+  bench_flags+=(-b "$size" -e "$size" -n 10 --placement out)
+fi
+[ -z "$timeout" ] || bench_flags+=(--timeout "$timeout")
+msg=$("$exe" --check-args "${bench_flags[@]}" 2>&1) ||
+  die "${msg#"${bench}_bench: error: "} (${bench}_bench ${bench_flags[*]})"
 
 out=${out:-results/fleet-$(date -u +%Y%m%dT%H%M%SZ)}
 [ ! -d "$out" ] || [ -z "$(ls -A -- "$out")" ] || die "--out $out already holds files: give a new directory"
@@ -115,12 +125,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- the sweep, then the verdict -----------------------------------------------------------------
-flags=(--all-pairs --bind "$bind" --out "$out/fleet.json" --label "fleet: $hosts hosts x $per_host")
-case $bench in
-  ib_write_*) flags+=(-s "$size" -n 20) ;;
-  *) flags+=(-b "$size" -e "$size" -n 10 --placement out) ;;
-esac
-[ -z "$timeout" ] || flags+=(--timeout "$timeout")
+flags=("${bench_flags[@]}" --out "$out/fleet.json" --label "fleet: $hosts hosts x $per_host")
 launch_cmd $((hosts * per_host)) "$exe" "${flags[@]}"
 echo "$prog: $hosts hosts x $per_host rank(s), ${bench}_bench at $size, results in $out"
 echo "\$ ${cmd[*]}"

@@ -13,7 +13,6 @@ source "$(dirname "$0")/env.sh"
 source "$(dirname "$0")/lib/workflow.sh"  # die, join, parse_options, run_logged, launch_cmd, ...
 
 readonly prog=accept-node.sh
-readonly collectives=(allreduce allgather reducescatter broadcast reduce alltoall)
 readonly optional_benches=(copy_bench ib_write_bw_bench)
 
 usage() {
@@ -71,22 +70,23 @@ set_option() {  # set_option OPTION VALUE: an option that takes a value (parse_o
 parse_options --profile --out --np --size --backend --bin --report --topo --launcher --mpirun-args --timeout \
   --bind -- "$@"
 
-is_size() { [[ $1 =~ ^[0-9]+[KMGTkmgt]?$ && ! $1 =~ ^0+[KMGTkmgt]?$ ]]; }
 check_np "$np" 2
 [ -z "$np" ] || [ "$np" -ge 2 ] || die "--np $np: acceptance needs at least 2 ranks"
-[ -z "$size" ] || is_size "$size" || die "--size '$size': expected bytes, or a size like 512K, 1M, 16G (binary)"
-check_timeout "$timeout"
-case $bind in none | auto) ;; *) die "--bind '$bind': expected none or auto" ;; esac
 case $backend in "" | mpi | nccl) ;; *) die "--backend '$backend': expected mpi or nccl" ;; esac
 set_launcher "$launcher" "$launcher_args"
 
 # --- binaries ------------------------------------------------------------------------------------
 check_bin_dir
-for c in "${collectives[@]}" sendrecv; do
-  [ -x "$bin_dir/${c}_bench" ] || die "not built: ${c}_bench (not in $bin_dir; build it, or give --bin DIR)"
-done
 report=$(find_tool "$report" report/ccbench-report ccbench-report)
 [ -n "$report" ] && [ -x "$report" ] || die "not built: ccbench-report (give --report PATH)"
+# Every collective of the workload table: those measured in groups at one size, those between pairs (sendrecv)
+# in every pair of GPUs.
+mapfile -t group_benches < <("$report" benches --kind collective --groups)
+mapfile -t pair_benches < <("$report" benches --kind collective --pairwise)
+[ ${#group_benches[@]} -gt 0 ] || die "$report benches listed no collective: not a ccbench-report of this version"
+for b in "${group_benches[@]}" "${pair_benches[@]}"; do
+  [ -x "$bin_dir/$b" ] || die "not built: $b (not in $bin_dir; build it, or give --bin DIR)"
+done
 topo_given=$topo
 topo=$(find_tool "$topo" topo/discovery/ccbench-topo ccbench-topo)
 [ -z "$topo_given" ] || [ -x "$topo" ] || die "--topo $topo: not an executable"
@@ -174,7 +174,7 @@ default_size=${default_size:-$([ "$backend" = nccl ] && echo 16G || echo 512K)}
 size_of() {  # size_of BENCH
   local gated
   gated=$(profile_size "$1")
-  if [ -n "$size" ] && [ "$1" != sendrecv_bench ]; then
+  if [ -n "$size" ] && [[ " ${pair_benches[*]} " != *" $1 "* ]]; then
     [ -z "$gated" ] || [ "$gated" = "$size" ] ||
       echo "note: profile $profile_id gates $1 at $gated; at --size $size that check fails (no result at $gated)" >&2
     echo "$size"
@@ -182,6 +182,20 @@ size_of() {  # size_of BENCH
     echo "${gated:-${size:-$default_size}}"
   fi
 }
+
+# The sizes, --bind and --timeout: each bench checks them as its run will (--check-args), before anything runs.
+check_bench() {  # check_bench BENCH ARGS...: the size as size_of says it (its notes come with the run)
+  local msg s
+  s=$(size_of "$1" 2>/dev/null)
+  msg=$("$bin_dir/$1" --check-args -b "$s" -e "$s" -c 1 "${@:2}" --bind "$bind" ${timeout:+--timeout "$timeout"} 2>&1) ||
+    die "${size:+--size '$size': }$1 at $s: ${msg#"$1: error: "}"
+}
+for b in "${group_benches[@]}" "${pair_benches[@]}"; do
+  check_bench "$b" --backend "$backend"
+done
+for b in "${optional_benches[@]}"; do
+  [ ! -x "$bin_dir/$b" ] || check_bench "$b"
+done
 
 # --- output directory ----------------------------------------------------------------------------
 host=$(hostname -s 2>/dev/null || hostname)
@@ -265,26 +279,28 @@ else
   echo "$topo_note"
 fi
 
-# 2. collectives, each at one size
-for c in "${collectives[@]}"; do
-  s=$(size_of "${c}_bench")
-  run_bench "${c}_bench" "$np" - "${c}_bench at $s, $np ranks" "${c}_bench" --backend "$backend" -b "$s" -e "$s" -c 1
+# 2. the collectives measured in groups, each at one size
+for b in "${group_benches[@]}"; do
+  s=$(size_of "$b")
+  run_bench "$b" "$np" - "$b at $s, $np ranks" "$b" --backend "$backend" -b "$s" -e "$s" -c 1
 done
 
-# 3. sendrecv in every pair: one job with --split pairs (0-1, 2-3, ...: the groups the profile counts);
-# with NCCL, then every other pair of GPUs alone (CUDA_VISIBLE_DEVICES=i,j), labelled gpuI-gpuJ.
-s=$(size_of sendrecv_bench)
-run_bench sendrecv_bench "$np" - "sendrecv_bench at $s, --split pairs of $np ranks" sendrecv_bench \
-  --backend "$backend" --split pairs -b "$s" -e "$s" -c 1
-if [ "$backend" = nccl ]; then
+# 3. those measured between pairs (sendrecv) in every pair: one job with --split pairs (0-1, 2-3, ...: the
+# groups the profile counts); with NCCL, then every other pair of GPUs alone (CUDA_VISIBLE_DEVICES=i,j),
+# labelled gpuI-gpuJ.
+for b in "${pair_benches[@]}"; do
+  s=$(size_of "$b")
+  run_bench "$b" "$np" - "$b at $s, --split pairs of $np ranks" "$b" \
+    --backend "$backend" --split pairs -b "$s" -e "$s" -c 1
+  [ "$backend" = nccl ] || continue
   for ((i = 0; i < np; i++)); do
     for ((j = i + 1; j < np; j++)); do
       [ $((i % 2)) = 1 ] || [ "$j" != $((i + 1)) ] || continue  # measured by the --split pairs job
-      run_bench "sendrecv_bench-gpu$i-gpu$j" 2 "CUDA_VISIBLE_DEVICES=$i,$j" "sendrecv_bench at $s, GPUs $i and $j" \
-        sendrecv_bench --backend "$backend" --split pairs -b "$s" -e "$s" -c 1 --label "gpu$i-gpu$j"
+      run_bench "$b-gpu$i-gpu$j" 2 "CUDA_VISIBLE_DEVICES=$i,$j" "$b at $s, GPUs $i and $j" \
+        "$b" --backend "$backend" --split pairs -b "$s" -e "$s" -c 1 --label "gpu$i-gpu$j"
     done
   done
-fi
+done
 
 # 4. copy and RDMA benches, when built (same flags as every bench)
 not_built=()

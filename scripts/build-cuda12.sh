@@ -68,17 +68,16 @@ in_root "set -e; export CCBENCH_GIT_REVISION=$revision; cd /root/ccbench; CUDAHO
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCBENCH_WERROR=ON -DCCBENCH_CUDA=ON -DCCBENCH_NCCL=ON -DCCBENCH_KERNELS=ON \
   -DCCBENCH_BUILD_TESTS=OFF -DCCBENCH_BUILD_PERF=OFF -DNCCL_HOME=/opt/nccl >/root/configure.log || { tail -30 /root/configure.log; exit 1; }
   grep -A8 'features have been enabled' /root/configure.log; ninja -C /root/build-cuda12 -j\$(nproc) copy_bench \
-  allreduce_bench allgather_bench reducescatter_bench broadcast_bench reduce_bench alltoall_bench sendrecv_bench \
-  ib_write_bw_bench ib_write_lat_bench >/root/build.log ||
+  ccbench_benches >/root/build.log ||
   { grep -B2 -A12 -m3 'error' /root/build.log; exit 1; }; tail -1 /root/build.log"
 
 stage "what was built, and what each says it was built with"
 in_root 'set -e; cd /root/build-cuda12
-  for t in kernels/libccbench_kernels.a bench/backends/nccl/libccbench_nccl.a bench/copy/copy_bench \
-           bench/apps/{allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv,ib_write_bw,ib_write_lat}_bench; do
+  for t in kernels/libccbench_kernels.a bench/backends/nccl/libccbench_nccl.a bench/copy/copy_bench; do
     [ -f "$t" ] || { echo "not built: $t"; exit 1; }
   done
-  echo "built: the kernels, the NCCL backend, copy_bench and the nine benches"
+  echo "built: the kernels, the NCCL backend, copy_bench and the benches (target ccbench_benches):" \
+    $(cd bench/apps && ls -- *_bench)
   bench/apps/allreduce_bench --version
   bench/copy/copy_bench --version
   bench/apps/allreduce_bench --version | grep -q "built with 12\." || { echo "allreduce_bench: not CUDA 12"; exit 1; }

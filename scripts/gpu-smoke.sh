@@ -30,8 +30,6 @@ readonly prog=gpu-smoke.sh
 readonly all_steps=(env copy collectives graph dtypes report)
 declare -A budget=([env]=60 [copy]=150 [collectives]=200 [graph]=150 [dtypes]=150 [report]=30)
 declare -A needs_gpu=([env]=0 [copy]=1 [collectives]=1 [graph]=1 [dtypes]=1 [report]=0)
-readonly benches=(allreduce_bench allgather_bench reducescatter_bench broadcast_bench reduce_bench alltoall_bench
-  sendrecv_bench)
 readonly dtypes=(int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64 float8_e4m3 float8_e5m2)
 
 usage() {
@@ -83,7 +81,11 @@ else
   apps=$CCBENCH_BUILD/bench/apps copy_bench=$CCBENCH_BUILD/bench/copy/copy_bench
   report=$CCBENCH_BUILD/report/ccbench-report
 fi
-for p in "${benches[@]/#/$apps/}" "$report"; do
+[ -x "$report" ] || die "$report is missing: run the bundle's bin/ccbench-gpu-smoke (scripts/make-bundle.sh makes it), or give --bin, or build $CCBENCH_BUILD first"
+# Every bench NCCL runs: the workload table's, as ccbench-report lists them.
+mapfile -t benches < <("$report" benches --backend nccl)
+[ ${#benches[@]} -gt 0 ] || die "$report benches --backend nccl listed no bench"
+for p in "${benches[@]/#/$apps/}"; do
   [ -x "$p" ] || die "$p is missing: run the bundle's bin/ccbench-gpu-smoke (scripts/make-bundle.sh makes it), or give --bin, or build $CCBENCH_BUILD first"
 done
 command -v mpirun >/dev/null || die "mpirun is not on PATH: the bundle brings its own (bin/mpirun); elsewhere install an MPI"

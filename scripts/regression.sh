@@ -88,10 +88,7 @@ label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
 label_ok "$label" || die "--label '$label': use letters, digits, '.', '_' and '-' (not first)"
 [ -z "$baseline" ] || label_ok "$baseline" || die "--baseline '$baseline': not a label (letters, digits, . _ -)"
 [ "$baseline" != "$label" ] || die "--baseline $baseline is the label of this run: give another label"
-[[ $threshold =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)%?$ ]] && awk -v t="${threshold%\%}" 'BEGIN {exit !(t > 0 && t < 100)}' ||
-  die "--threshold '$threshold': expected a percentage between 0 and 100, like 5"
 check_np "$np" 1
-check_timeout "$timeout"
 set_launcher "$launcher" "$launcher_args"
 
 # --- the suite -----------------------------------------------------------------------------------
@@ -107,8 +104,26 @@ suite_name=$(basename "$suite_file" .suite)
 
 check_bin_dir
 
-# One entry per line of the suite: "NAME|BENCH ARGS...". NAME is the bench, -2, -3, ... when a bench
-# comes again, so that a label's files match the baseline's line by line.
+report=$(find_tool "$report" report/ccbench-report ccbench-report)
+have_report() { [ -n "$report" ] && [ -x "$report" ]; }
+
+# suite_benches SELECTOR WHERE: the benches an '@KIND[/groups|/pairwise]' line stands for, a line each, from
+# the workload table (ccbench-report benches), so that a suite runs every bench of a kind without a list.
+suite_benches() {
+  local kind=${1#@} flags=() listed
+  case $kind in
+    */groups) flags=(--groups) kind=${kind%/groups} ;;
+    */pairwise) flags=(--pairwise) kind=${kind%/pairwise} ;;
+  esac
+  have_report || die "$2: '$1' needs ccbench-report (not built: give --report PATH)"
+  listed=$("$report" benches --kind "$kind" "${flags[@]}" 2>&1) ||
+    die "$2: '$1': ${listed#ccbench-report: } (expected @collective, @rdma or @copy, optionally /groups or /pairwise)"
+  [ -n "$listed" ] || die "$2: '$1' stands for no bench"
+  echo "$listed"
+}
+
+# One entry per bench a line of the suite names: "NAME|BENCH ARGS...". NAME is the bench, -2, -3, ... when a
+# bench comes again, so that a label's files match the baseline's line by line.
 entries=()
 declare -A seen=()
 lineno=0
@@ -117,26 +132,43 @@ while IFS= read -r line || [ -n "$line" ]; do
   line=${line%%#*}
   read -r -a words <<<"$line"
   [ ${#words[@]} -gt 0 ] || continue
-  bench=${words[0]}
   where="suite $suite_file line $lineno"
-  [[ $bench =~ ^[A-Za-z0-9_]+_bench$ ]] || die "$where: '$bench' is not a bench (expected NAME_bench ARGS...)"
-  [ -x "$bin_dir/$bench" ] || die "not built: $bench ($where; not in $bin_dir; build it, or give --bin DIR)"
   for w in "${words[@]:1}"; do
     case $w in
       --out | --out=* | --label | --label=*) die "$where: ${w%%=*} is set by $prog (it names the result)" ;;
     esac
   done
-  seen[$bench]=$((${seen[$bench]:-0} + 1))
-  name=$bench
-  [ "${seen[$bench]}" = 1 ] || name=$bench-${seen[$bench]}
-  entries+=("$name|${words[*]}")
+  if [[ ${words[0]} == @* ]]; then
+    listed=$(suite_benches "${words[0]}" "$where") || exit 2  # suite_benches said why
+    mapfile -t line_benches <<<"$listed"
+  else
+    line_benches=("${words[0]}")
+  fi
+  for bench in "${line_benches[@]}"; do
+    [[ $bench =~ ^[A-Za-z0-9_]+_bench$ ]] ||
+      die "$where: '$bench' is not a bench (expected NAME_bench ARGS... or @KIND ARGS...)"
+    [ -x "$bin_dir/$bench" ] || die "not built: $bench ($where; not in $bin_dir; build it, or give --bin DIR)"
+    seen[$bench]=$((${seen[$bench]:-0} + 1))
+    name=$bench
+    [ "${seen[$bench]}" = 1 ] || name=$bench-${seen[$bench]}
+    entries+=("$name|$bench ${words[*]:1}")
+  done
 done <"$suite_file"
-[ ${#entries[@]} -gt 0 ] || die "$suite_file: no bench lines (one 'NAME_bench ARGS...' per line)"
+[ ${#entries[@]} -gt 0 ] || die "$suite_file: no bench lines (one 'NAME_bench ARGS...' or '@KIND ARGS...' per line)"
 
-report=$(find_tool "$report" report/ccbench-report ccbench-report)
-if [ -n "$baseline" ] && { [ -z "$report" ] || [ ! -x "$report" ]; }; then
+if [ -n "$baseline" ] && ! have_report; then
   die "not built: ccbench-report (give --report PATH)"
 fi
+# The rules are the binaries': compare's --threshold, and each bench's command line (the suite's flags and
+# --timeout) as its run will check it, before the first bench runs rather than in the middle of the suite.
+if have_report; then
+  "$report" compare --check --threshold "$threshold" || exit 2
+fi
+for e in "${entries[@]}"; do
+  read -r -a words <<<"${e#*|}"
+  msg=$("$bin_dir/${words[0]}" --check-args "${words[@]:1}" ${timeout:+--timeout "$timeout"} 2>&1) ||
+    die "suite $suite_file: ${words[*]}${timeout:+ --timeout $timeout}: ${msg#"${words[0]}: error: "}"
+done
 
 # --- the store -----------------------------------------------------------------------------------
 if [ -n "$baseline" ] && [ ! -d "$store/$baseline" ]; then

@@ -405,10 +405,34 @@ int standalone_main(Collective collective, std::span<const char* const> args) {
   }
 }
 
+bool check_args_requested(std::span<const char* const> args) {
+  return std::any_of(args.begin(), args.end(), [](std::string_view a) { return a == "--check-args"; });
+}
+
+/// --check-args: the command line as any run checks it (the same parse and validation, the same one line and
+/// exit 2), without MPI or a GPU, so that a workflow script refuses a bad size or split before its first job
+/// instead of keeping rules of its own. What needs the job (the ranks, the hosts) is checked by the run.
+int check_args_main(Collective collective, std::span<const char* const> args) {
+  const auto& coll = info(collective);
+  try {
+    if (const auto parsed = parse_command_line(collective, args); std::holds_alternative<EarlyExit>(parsed)) {
+      const auto& early = std::get<EarlyExit>(parsed);
+      fmt::print("{}", early.version ? version_text(coll.bench, library_lines()) : early.text);
+    }
+    return kExitOk;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: error: {}\n", coll.bench, e.what());
+    return exit_code_of(e);
+  }
+}
+
 }  // namespace
 
 int bench_main(Collective collective, int argc, char** argv) {
   const std::span<const char* const> args(argv, static_cast<std::size_t>(argc));
+  if (check_args_requested(args)) {
+    return check_args_main(collective, args);
+  }
   if (is_rdma(collective) && standalone_requested(args)) {
     return standalone_main(collective, args);
   }

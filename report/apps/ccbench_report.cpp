@@ -201,8 +201,12 @@ int run_compare(const Options& o) {
   options.min_samples = o.min_samples;
   options.label_a = o.label_a;
   options.label_b = o.label_b;
-  const auto base = report::read_result_files({o.files.at(0)}, max_file_bytes(o));
-  const auto cand = report::read_result_files({o.files.at(1)}, max_file_bytes(o));
+  const auto max_bytes = max_file_bytes(o);
+  if (o.files.empty()) {  // --check: the options alone, before the runs to compare are made
+    return ccbench::kExitOk;
+  }
+  const auto base = report::read_result_files({o.files.at(0)}, max_bytes);
+  const auto cand = report::read_result_files({o.files.at(1)}, max_bytes);
   const auto comparison = report::compare_runs(base, cand, options);
   if (comparison.rows.empty()) {  // said before anything is printed: exit 2 leaves stdout empty
     throw UsageError(
@@ -333,7 +337,11 @@ int run_cli(int argc, char** argv) {
   auto* compare = app.add_subcommand("compare",
                                      "regression: per row, the change of busbw and a verdict; exit 1 "
                                      "when any row is SLOWER, FAILED or MISSING in CAND, 2 when none is in both");
-  compare->add_option("files", o.files, "BASE CAND (each a result file or a directory)")->required()->expected(2);
+  auto* compare_files =
+      compare->add_option("files", o.files, "BASE CAND (each a result file or a directory)")->expected(2);
+  bool compare_check = false;
+  compare->add_flag("--check", compare_check,
+                    "check the options only (no files): what a script asks before it runs what it compares");
   compare->add_option("--threshold", o.threshold, "a change smaller than this percentage is SAME")
       ->capture_default_str();
   compare->add_option("--min-samples", o.min_samples, "fewer samples on either side give UNSURE")
@@ -430,6 +438,12 @@ int run_cli(int argc, char** argv) {
       return run_table(o);
     }
     if (compare->parsed()) {
+      if (compare_files->count() == 0 && !compare_check) {
+        throw UsageError("compare: give BASE and CAND (or --check to check the options only)");
+      }
+      if (compare_files->count() > 0 && compare_check) {
+        throw UsageError("compare: --check takes no files");
+      }
       return run_compare(o);
     }
     if (accept->parsed()) {
