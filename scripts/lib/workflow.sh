@@ -74,10 +74,6 @@ check_np() {
   [ -z "$1" ] || [[ $1 =~ ^[1-9][0-9]*$ ]] || die "--np '$1': expected a whole number of ranks, at least $2"
 }
 
-check_timeout() {  # check_timeout S: dies unless --timeout S, when given (not empty), is seconds
-  [ -z "$1" ] || [[ $1 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || die "--timeout '$1': expected seconds"
-}
-
 # set_launcher LAUNCHER ARGS: dies unless --launcher LAUNCHER is mpirun or srun and on PATH; keeps
 # it, and --mpirun-args ARGS split on spaces, for launch_cmd.
 set_launcher() {
