@@ -6,6 +6,10 @@
 
 namespace ccbench::cuda {
 
+std::string error_text(cudaError_t result) {
+  return fmt::format("{}: {}", cudaGetErrorName(result), cudaGetErrorString(result));
+}
+
 std::string error_message(cudaError_t result, std::string_view what) {
   return fmt::format("{} failed: {} ({})", what, cudaGetErrorName(result), cudaGetErrorString(result));
 }

@@ -39,4 +39,10 @@ void DeviceBuffer::allocate(std::size_t bytes, std::string_view what) {
   m_bytes = bytes;
 }
 
+PinnedBuffer::PinnedBuffer(std::size_t bytes, std::string_view what) {
+  void* ptr = nullptr;
+  check(cudaMallocHost(&ptr, bytes), what);
+  m_data.reset(static_cast<std::byte*>(ptr));
+}
+
 }  // namespace ccbench::cuda

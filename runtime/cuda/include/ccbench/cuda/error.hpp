@@ -8,6 +8,9 @@
 
 namespace ccbench::cuda {
 
+/// "cudaErrorNoDevice: no CUDA-capable device is detected": CUDA's name and description of `result`.
+std::string error_text(cudaError_t result);
+
 /// "what failed: cudaErrorX (description)".
 std::string error_message(cudaError_t result, std::string_view what);
 

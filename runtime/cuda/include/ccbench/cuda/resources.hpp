@@ -1,10 +1,11 @@
 #pragma once
-// RAII owners of CUDA objects: streams, events, device memory, graphs. Destructors ignore
+// RAII owners of CUDA objects: streams, events, device and pinned host memory, graphs. Destructors ignore
 // errors (a sticky CUDA error makes every later call fail; there is nothing left to do about it).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -19,18 +20,32 @@ class Handle {
  public:
   using Raw = typename Kind::Raw;
 
-  /// On the current device; an error names Kind's create call.
-  Handle() {
-    Raw raw = nullptr;
-    check(Kind::create(&raw), Kind::kCreate);
-    m_handle.reset(raw);
+  /// On the current device, which is left as it is; an error names Kind's create call.
+  Handle() { create(Kind::kCreate); }
+  /// On `device`, made current to create the handle and again to destroy it (one process that drives several
+  /// GPUs moves between them); `what` names the creation in an error.
+  Handle(int device, std::string_view what) : m_handle(nullptr, Destroy{device}) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    create(what);
   }
   [[nodiscard]] Raw get() const { return m_handle.get(); }
 
  private:
   struct Destroy {
-    void operator()(Raw raw) const noexcept { (void)Kind::destroy(raw); }
+    std::optional<int> device;
+    void operator()(Raw raw) const noexcept {
+      if (device) {
+        (void)cudaSetDevice(*device);
+      }
+      (void)Kind::destroy(raw);
+    }
   };
+
+  void create(std::string_view what) {
+    Raw raw = nullptr;
+    check(Kind::create(&raw), what);
+    m_handle.reset(raw);
+  }
 
   std::unique_ptr<std::remove_pointer_t<Raw>, Destroy> m_handle;
 };
@@ -51,6 +66,9 @@ struct EventKind {
 
 struct FreeDevice {
   void operator()(std::byte* ptr) const noexcept { (void)cudaFree(ptr); }
+};
+struct FreeHost {
+  void operator()(std::byte* ptr) const noexcept { (void)cudaFreeHost(ptr); }
 };
 struct DestroyGraph {
   void operator()(cudaGraph_t graph) const noexcept { (void)cudaGraphDestroy(graph); }
@@ -88,6 +106,18 @@ class DeviceBuffer {
 
   std::unique_ptr<std::byte, detail::FreeDevice> m_data;
   std::size_t m_bytes = 0;
+};
+
+/// Page-locked host memory (cudaMallocHost); empty until allocated.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  /// `bytes` of it; `what` names the allocation in an error.
+  PinnedBuffer(std::size_t bytes, std::string_view what);
+  [[nodiscard]] std::byte* data() const { return m_data.get(); }
+
+ private:
+  std::unique_ptr<std::byte, detail::FreeHost> m_data;
 };
 
 /// A CUDA graph (what a stream capture made) and the executable instantiated from it.
