@@ -40,6 +40,8 @@ class DeviceBytes {
   }
   DeviceBytes(const DeviceBytes&) = delete;
   DeviceBytes& operator=(const DeviceBytes&) = delete;
+  DeviceBytes(DeviceBytes&&) = delete;
+  DeviceBytes& operator=(DeviceBytes&&) = delete;
   ~DeviceBytes() { (void)cudaFree(m_ptr); }
   [[nodiscard]] void* get() const { return m_ptr; }
 
