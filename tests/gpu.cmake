@@ -1,7 +1,7 @@
 # gpu tier (DESIGN §8): the CUDA kernels on a real GPU; every test skips (GTest skip, CTest "skipped")
 # where no CUDA device is visible. Included from tests/CMakeLists.txt when the kernels were built.
 add_executable(ccbench_gpu_tests gpu/kernels_test.cpp)
-target_link_libraries(ccbench_gpu_tests PRIVATE ccbench::kernels ccbench::runtime GTest::gtest_main ccbench::warnings)
+target_link_libraries(ccbench_gpu_tests PRIVATE ccbench::kernels ccbench::cuda GTest::gtest_main ccbench::warnings)
 gtest_discover_tests(ccbench_gpu_tests TEST_PREFIX "gpu." PROPERTIES LABELS gpu
                      SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -13,7 +12,11 @@
 #include <stdexcept>
 
 #include "ccbench/config.hpp"
+#include "ccbench/cuda/device.hpp"
+#include "ccbench/cuda/error.hpp"
+#include "ccbench/cuda/resources.hpp"
 #include "ccbench/errors.hpp"
+#include "ccbench/gpu_probe.hpp"
 #include "ccbench/kernels.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/statistics.hpp"
@@ -22,25 +25,24 @@
 namespace ccbench::copy {
 namespace {
 
-void check(cudaError_t e, std::string_view what) {
-  if (e != cudaSuccess) {
-    throw BackendError(fmt::format("{} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)));
-  }
-}
+using cuda::check;
 
-std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
-
+/// "0000:1b:00.0", or empty when CUDA cannot say.
 std::string bus_id_of(int device) {
-  std::array<char, 64> id{};
-  if (cudaDeviceGetPCIBusId(id.data(), static_cast<int>(id.size()), device) != cudaSuccess) {
+  try {
+    return cuda::topo_bus_id(device);
+  } catch (const BackendError&) {
     (void)cudaGetLastError();
     return {};
   }
-  return topo::normalize_bus_id(id.data());
 }
 
 // The pattern of copy_bench's buffers: byte i holds (i mod 97), as pattern_math has it for a copy.
 CaseSpec pattern_case(std::size_t bytes) { return {Collective::Copy, DType::Uint8, ReduceOp::Sum, 0, false, bytes}; }
+
+struct FreePageable {
+  void operator()(void* ptr) const noexcept { std::free(ptr); }  // NOLINT(cppcoreguidelines-no-malloc)
+};
 
 /// Memory of one side of a copy: device memory on a GPU, or pinned or pageable host memory.
 class Buffer {
@@ -50,13 +52,17 @@ class Buffer {
     switch (where) {
       case Where::Device:
         check(cudaSetDevice(device), "cudaSetDevice");
-        check(cudaMalloc(&m_ptr, bytes), fmt::format("cudaMalloc of {} bytes on GPU {}", bytes, device));
+        m_on_device = cuda::DeviceBuffer(bytes, fmt::format("cudaMalloc of {} bytes on GPU {}", bytes, device));
+        m_ptr = m_on_device.data();
         break;
       case Where::Pinned:
-        check(cudaMallocHost(&m_ptr, bytes), fmt::format("cudaMallocHost of {} bytes", bytes));
+        m_pinned = cuda::PinnedBuffer(bytes, fmt::format("cudaMallocHost of {} bytes", bytes));
+        m_ptr = m_pinned.data();
         break;
       case Where::Pageable:
-        m_ptr = std::malloc(bytes);  // NOLINT(cppcoreguidelines-no-malloc): plain pageable memory on purpose
+        // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): plain pageable memory on purpose
+        m_pageable.reset(std::malloc(bytes));
+        m_ptr = m_pageable.get();
         if (m_ptr == nullptr) {
           throw BackendError(fmt::format("malloc of {} bytes failed", bytes));
         }
@@ -69,17 +75,8 @@ class Buffer {
   Buffer(Buffer&&) = delete;
   Buffer& operator=(Buffer&&) = delete;
   ~Buffer() {
-    switch (m_where) {
-      case Where::Device:
-        (void)cudaSetDevice(m_device);
-        (void)cudaFree(m_ptr);
-        break;
-      case Where::Pinned:
-        (void)cudaFreeHost(m_ptr);
-        break;
-      case Where::Pageable:
-        std::free(m_ptr);  // NOLINT(cppcoreguidelines-no-malloc)
-        break;
+    if (m_where == Where::Device) {
+      (void)cudaSetDevice(m_device);  // freed on its own GPU, by the members below
     }
   }
   [[nodiscard]] void* get() const { return m_ptr; }
@@ -90,43 +87,21 @@ class Buffer {
   Where m_where;
   int m_device;
   void* m_ptr = nullptr;
+  cuda::DeviceBuffer m_on_device;
+  cuda::PinnedBuffer m_pinned;
+  std::unique_ptr<void, FreePageable> m_pageable;
 };
 
-cudaError_t create_stream(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
-cudaError_t destroy_stream(cudaStream_t s) { return cudaStreamDestroy(s); }
-cudaError_t create_event(cudaEvent_t* e) { return cudaEventCreate(e); }
-cudaError_t destroy_event(cudaEvent_t e) { return cudaEventDestroy(e); }
+// What copy_bench's errors call the creation of its streams and events (each made on the GPU it serves).
+constexpr std::string_view kCreating = "creating a CUDA stream or event";
 
-/// A CUDA stream or event, made on `device` and destroyed there.
-template <typename Handle, cudaError_t (*Create)(Handle*), cudaError_t (*Destroy)(Handle)>
-class OnDevice {
- public:
-  explicit OnDevice(int device) : m_device(device) {
-    check(cudaSetDevice(device), "cudaSetDevice");
-    check(Create(&m_handle), "creating a CUDA stream or event");
-  }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-  OnDevice(OnDevice&&) = delete;
-  OnDevice& operator=(OnDevice&&) = delete;
-  ~OnDevice() {
-    (void)cudaSetDevice(m_device);
-    (void)Destroy(m_handle);
-  }
-  [[nodiscard]] Handle get() const { return m_handle; }
-  [[nodiscard]] int device() const { return m_device; }
-
- private:
-  int m_device;
-  Handle m_handle = nullptr;
-};
-
-using Stream = OnDevice<cudaStream_t, create_stream, destroy_stream>;  // non-blocking: no legacy-stream syncs
-using Event = OnDevice<cudaEvent_t, create_event, destroy_event>;
+using Stream = cuda::Stream;  // non-blocking: no legacy-stream syncs
+using Event = cuda::Event;
 
 /// What evicts one GPU's L2 before each timed copy (H100: 50 MB of L2 would otherwise hold a small copy's
 /// source and destination from the copy before): scratch of twice the L2, rewritten on the GPU's own stream.
 struct L2Flush {
+  int device = 0;
   std::unique_ptr<Buffer> scratch;
   std::size_t bytes = 0;
   std::unique_ptr<Stream> stream;
@@ -137,6 +112,7 @@ struct L2Flush {
 struct Leg {
   std::unique_ptr<Buffer> src;
   std::unique_ptr<Buffer> dst;
+  int driver = 0;  // the GPU whose stream issues the copy
   std::unique_ptr<Stream> stream;
 };
 
@@ -163,10 +139,10 @@ class Copier {
         }
         break;
     }
-    m_start = std::make_unique<Event>(path.src);
-    m_stop = std::make_unique<Event>(path.src);
+    m_start = std::make_unique<Event>(path.src, kCreating);
+    m_stop = std::make_unique<Event>(path.src, kCreating);
     if (m_legs.size() > 1) {
-      m_other_done = std::make_unique<Event>(path.dst);
+      m_other_done = std::make_unique<Event>(path.dst, kCreating);
     }
     add_flush(path.src);
     if ((path.kind == Kind::P2P) && path.dst != path.src) {
@@ -184,7 +160,7 @@ class Copier {
     const cudaStream_t first = m_legs.front().stream->get();
     const bool pageable = m_path.host == HostMemory::Pageable && (m_path.kind == Kind::H2D || m_path.kind == Kind::D2H);
     for (const L2Flush& f : m_flushes) {  // before the start event: not timed
-      check(cudaSetDevice(f.stream->device()), "cudaSetDevice");
+      check(cudaSetDevice(f.device), "cudaSetDevice");
       check(kernels::flush_l2(f.scratch->get(), f.bytes, f.stream->get()), "the L2 flush kernel");
       check(cudaEventRecord(f.done->get(), f.stream->get()), "cudaEventRecord");
       if (pageable) {
@@ -246,14 +222,12 @@ class Copier {
         continue;
       }
       check(cudaSetDevice(leg.dst->device()), "cudaSetDevice");
-      void* memory = nullptr;
-      check(cudaMalloc(&memory, sizeof(unsigned long long)), "cudaMalloc");
-      auto* counter = static_cast<unsigned long long*>(memory);
+      const cuda::DeviceBuffer memory(sizeof(unsigned long long), "cudaMalloc");
+      auto* counter = reinterpret_cast<unsigned long long*>(memory.data());
       const cudaError_t e =
           kernels::count_wrong(pattern_params(spec, 1, 0), DType::Uint8, leg.dst->get(), bytes, counter, nullptr);
       unsigned long long n = 0;
       const cudaError_t copied = e == cudaSuccess ? cudaMemcpy(&n, counter, sizeof(n), cudaMemcpyDeviceToHost) : e;
-      (void)cudaFree(counter);
       check(copied, "the pattern check kernel");
       wrong += n;
     }
@@ -265,7 +239,8 @@ class Copier {
     Leg leg;
     leg.src = std::make_unique<Buffer>(from, src_device, bytes);
     leg.dst = std::make_unique<Buffer>(to, dst_device, bytes);
-    leg.stream = std::make_unique<Stream>(driver);
+    leg.driver = driver;
+    leg.stream = std::make_unique<Stream>(driver, kCreating);
     m_legs.push_back(std::move(leg));
   }
 
@@ -273,17 +248,18 @@ class Copier {
     int l2 = 0;
     check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute(L2 size)");
     L2Flush f;
+    f.device = device;
     f.bytes = 2 * static_cast<std::size_t>(std::max(l2, 1 << 20));
     f.scratch = std::make_unique<Buffer>(Buffer::Where::Device, device, f.bytes);
     check(cudaMemset(f.scratch->get(), 0, f.bytes), "cudaMemset");
-    f.stream = std::make_unique<Stream>(device);
-    f.done = std::make_unique<Event>(device);
+    f.stream = std::make_unique<Stream>(device, kCreating);
+    f.done = std::make_unique<Event>(device, kCreating);
     m_flushes.push_back(std::move(f));
   }
 
   void issue(const Leg& leg, std::size_t bytes) const {
     const cudaStream_t s = leg.stream->get();
-    check(cudaSetDevice(leg.stream->device()), "cudaSetDevice");
+    check(cudaSetDevice(leg.driver), "cudaSetDevice");
     if (m_path.engine == Engine::Sm) {
       check(kernels::sm_copy(leg.dst->get(), leg.src->get(), bytes, 0, s), "the SM copy kernel");
     } else if (m_path.kind == Kind::P2P) {
@@ -337,8 +313,7 @@ std::string no_device_reason() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   (void)cudaGetLastError();
-  return e == cudaSuccess ? std::string{"cudaGetDeviceCount says 0"}
-                          : fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+  return e == cudaSuccess ? std::string{"cudaGetDeviceCount says 0"} : cuda::error_text(e);
 }
 
 std::vector<std::vector<bool>> peer_access_matrix(int devices) {
@@ -379,21 +354,20 @@ std::vector<int> match_topology(const topo::HostTopology& host, int devices) {
 
 std::map<std::string, std::string> cuda_versions() {
   std::map<std::string, std::string> v;
-  int runtime = 0;
-  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
-    v["cuda_runtime"] = version_text(runtime);
+  if (const auto runtime = cuda::runtime_version()) {
+    v["cuda_runtime"] = cuda_version_text(*runtime);
   }
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
-    v["cuda_driver"] = version_text(driver);
+  if (const auto driver = cuda::driver_version(); driver && *driver > 0) {
+    v["cuda_driver"] = cuda_version_text(*driver);
   } else {
     v["cuda_driver"] = "none (no libcuda.so.1 here)";
   }
   v["kernels"] = fmt::format("sm {}", kernels::built_architectures());
   for (int d = 0; d < visible_devices(); ++d) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, d) == cudaSuccess) {
-      v[fmt::format("gpu{}", d)] = fmt::format("{} ({})", p.name, bus_id_of(d));
+    try {
+      v[fmt::format("gpu{}", d)] = fmt::format("{} ({})", cuda::device_name(d), bus_id_of(d));
+    } catch (const BackendError&) {
+      // a GPU that CUDA cannot describe is left out
     }
   }
   return v;

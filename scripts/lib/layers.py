@@ -10,10 +10,12 @@ dependencies point one way:
 
 - ccbench::model links nothing of ours (fmt and nlohmann_json only);
 - ccbench::output and ccbench::runtime link only the model; topo's libraries (specs, discovery) too;
+- ccbench::cuda (runtime/cuda/) links only the model and the runtime;
 - ccbench::report links only the model and the output library;
 - the sources under model/ include only the model's headers; under runtime/, topo/specs/,
   topo/discovery/ and kernels/ only the model's and their own (none reaches into bench/, and the
-  two parts of topo/ stay apart).
+  two parts of topo/ stay apart); under runtime/cuda/ also the runtime's (and runtime/ none of
+  runtime/cuda/'s: the runtime library needs no CUDA).
 
 ccbench::warnings is a set of compile flags (an INTERFACE target with no code), so it is not counted.
 Exit 0 when every rule holds, 1 with one line per broken rule, 2 on bad input.
@@ -30,13 +32,16 @@ ALLOWED = {  # library -> the libraries of ours it may link
     "ccbench_model": set(),
     "ccbench_output": {"ccbench_model"},
     "ccbench_runtime": {"ccbench_model"},
+    "ccbench_cuda": {"ccbench_model", "ccbench_runtime"},
     "ccbench_specs": {"ccbench_model"},
     "ccbench_topo_discovery": {"ccbench_model"},
     "ccbench_report": {"ccbench_model", "ccbench_output"},
 }
+OPTIONAL = {"ccbench_cuda"}  # built only where CUDA was found
 INCLUDE_RULES = {  # source folder -> the folders whose include/ it may use
     "model": ["model"],
     "runtime": ["model", "runtime"],
+    "runtime/cuda": ["model", "runtime", "runtime/cuda"],
     "topo/specs": ["model", "topo/specs"],
     "topo/discovery": ["model", "topo/discovery"],
     "kernels": ["model", "kernels"],
@@ -62,13 +67,18 @@ def graph(source: pathlib.Path, build: pathlib.Path | None) -> dict[str, list[tu
     return links
 
 
+def owner(path: pathlib.Path) -> str:
+    """The folder of INCLUDE_RULES whose rule covers `path`: the deepest that holds it."""
+    return max((f for f in INCLUDE_RULES if path.is_relative_to(f)), key=len)
+
+
 def include_violations(source: pathlib.Path) -> list[str]:
     """`file: includes X, which is not in FOLDERS` for each include that crosses a layer upwards."""
     out = []
     for folder, allowed in INCLUDE_RULES.items():
         dirs = [source / a / "include" for a in allowed] + [source / a / "src" for a in allowed]
         for path in sorted((source / folder).rglob("*")):
-            if path.suffix not in {".cpp", ".hpp", ".cu", ".cuh", ".in"}:
+            if path.suffix not in {".cpp", ".hpp", ".cu", ".cuh", ".in"} or owner(path.relative_to(source)) != folder:
                 continue
             for header in re.findall(r'#include "([^"]+)"', path.read_text()):
                 local = (path.parent / header).exists()
@@ -97,7 +107,7 @@ def main(argv: list[str]) -> int:
             if extra := ours - ALLOWED[lib]:
                 problems.append(f"{lib} links {', '.join(sorted(extra))}; it may link only "
                                 f"{', '.join(sorted(ALLOWED[lib])) or 'nothing of ours'}")
-    missing = sorted(set(ALLOWED) - set(links))
+    missing = sorted(set(ALLOWED) - set(links) - OPTIONAL)
     problems += [f"{lib}: not in the graph (is the build configured?)" for lib in missing]
     problems += include_violations(source)
     for p in problems:

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
-#include "ccbench/cuda_answer.hpp"
+#include "ccbench/cuda/device.hpp"
 #include "ccbench/kernels.hpp"
 #include "ccbench/pattern.hpp"
 
@@ -20,7 +20,7 @@ namespace {
 // No device is a skip; any other CUDA error fails the test (a GPU machine whose CUDA cannot start).
 #define CCBENCH_REQUIRE_GPU()                                                    \
   do {                                                                           \
-    const GpuProbe gpus = read_cuda_answer(ask_cuda());                          \
+    const GpuProbe gpus = read_cuda_answer(cuda::ask());                         \
     if (!gpus.problem.empty()) {                                                 \
       GTEST_FAIL() << "a GPU machine whose CUDA cannot start: " << gpus.problem; \
     }                                                                            \
@@ -40,6 +40,8 @@ class DeviceBytes {
   }
   DeviceBytes(const DeviceBytes&) = delete;
   DeviceBytes& operator=(const DeviceBytes&) = delete;
+  DeviceBytes(DeviceBytes&&) = delete;
+  DeviceBytes& operator=(DeviceBytes&&) = delete;
   ~DeviceBytes() { (void)cudaFree(m_ptr); }
   [[nodiscard]] void* get() const { return m_ptr; }
 

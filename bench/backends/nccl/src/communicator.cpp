@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "ccbench/errors.hpp"
-#include "cuda_check.hpp"
+#include "nccl_check.hpp"
 
 namespace ccbench::nccl_detail {
 namespace {

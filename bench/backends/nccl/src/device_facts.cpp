@@ -3,15 +3,13 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
-#include <cctype>
 #include <cstdlib>
 
+#include "ccbench/cuda/device.hpp"
 #include "ccbench/gpu_probe.hpp"
 #include "ccbench/nccl/nccl_backend.hpp"
 #include "ccbench/version.hpp"
-#include "cuda_check.hpp"
+#include "nccl_api.hpp"
 #include "nccl_compat.hpp"
 #if CCBENCH_NCCL_KERNELS
 #include "ccbench/kernels.hpp"
@@ -21,41 +19,20 @@ namespace ccbench::nccl_detail {
 namespace {
 
 /// "NVIDIA H100 80GB HBM3 (0000:18:00.0)".
-std::string gpu_description(int device) {
-  cudaDeviceProp properties{};
-  cuda_check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
-  return std::string(properties.name) + " (" + pci_bus_id(device) + ")";
-}
+std::string gpu_description(int device) { return cuda::device_name(device) + " (" + cuda::topo_bus_id(device) + ")"; }
 
 }  // namespace
-
-std::string pci_bus_id(int device) {
-  std::array<char, 64> bus_id{};
-  cuda_check(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), device), "cudaDeviceGetPCIBusId");
-  std::string id = bus_id.data();
-  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return id;
-}
-
-int compute_capability_major(int device) {
-  int major = 0;
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-             "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
-  return major;
-}
 
 std::map<std::string, std::string> collect_versions(int device, int nccl_version, bool blocking) {
   std::map<std::string, std::string> versions;
   versions["nccl"] = version_string(nccl_version);
   versions["nccl_compiled"] = version_string(NCCL_VERSION_CODE);
   versions["nccl_library"] = nccl().file;
-  int runtime = 0;
-  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
-    versions["cuda_runtime"] = cuda_version_text(runtime);
+  if (const auto runtime = cuda::runtime_version()) {
+    versions["cuda_runtime"] = cuda_version_text(*runtime);
   }
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) == cudaSuccess) {
-    versions["cuda_driver"] = cuda_version_text(driver);
+  if (const auto driver = cuda::driver_version()) {
+    versions["cuda_driver"] = cuda_version_text(*driver);
   }
   versions["gpu"] = gpu_description(device);
   versions["nccl_communicator"] = blocking ? "blocking" : "non-blocking (CCBENCH_NCCL_BLOCKING=0)";
@@ -82,15 +59,14 @@ std::map<std::string, std::string> collect_versions(int device, int nccl_version
 namespace ccbench {
 
 LibraryLines nccl_library_lines() {
-  int runtime = 0;
-  const bool has_runtime = cudaRuntimeGetVersion(&runtime) == cudaSuccess;
-  int driver = 0;
-  const bool has_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
+  const auto runtime = cuda::runtime_version();
+  const auto driver = cuda::driver_version();
+  const bool has_driver = driver && *driver > 0;
   LibraryLines lines;
-  lines.emplace_back(
-      "cuda", fmt::format("runtime {} (linked statically; built with {}), driver {}",
-                          has_runtime ? cuda_version_text(runtime) : "unknown", cuda_version_text(CUDART_VERSION),
-                          has_driver ? cuda_version_text(driver) : "none (no libcuda.so.1 here)"));
+  lines.emplace_back("cuda",
+                     fmt::format("runtime {} (linked statically; built with {}), driver {}",
+                                 runtime ? cuda_version_text(*runtime) : "unknown", cuda_version_text(CUDART_VERSION),
+                                 has_driver ? cuda_version_text(*driver) : "none (no libcuda.so.1 here)"));
   const std::string built = nccl_detail::version_string(NCCL_VERSION_CODE);
   if (const auto* api = nccl_detail::nccl_api()) {
     lines.emplace_back("nccl",

@@ -7,10 +7,10 @@
 #include <exception>
 #include <string>
 
+#include "ccbench/cuda/device.hpp"
+#include "ccbench/cuda/error.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
-#include "cuda_check.hpp"
-#include "device_facts.hpp"
 #include "nccl_api.hpp"
 #include "nccl_compat.hpp"
 
@@ -48,7 +48,7 @@ std::string select_device(int local_rank, int local_size, int nccl_version, Devi
   int visible = 0;
   if (const cudaError_t counted = cudaGetDeviceCount(&visible); counted != cudaSuccess) {
     return static_cast<char>(ProblemKind::Failure) +
-           cuda_error_message(counted, "cudaGetDeviceCount on host " + local_hostname());
+           cuda::error_message(counted, "cudaGetDeviceCount on host " + local_hostname());
   }
   chosen = choose_device(local_rank, local_size, visible, local_hostname());
   if (chosen.device < 0) {
@@ -57,7 +57,7 @@ std::string select_device(int local_rank, int local_size, int nccl_version, Devi
   const cudaError_t result = cudaSetDevice(chosen.device);
   if (result != cudaSuccess) {
     const std::string what = "cudaSetDevice(" + std::to_string(chosen.device) + ") on host " + local_hostname();
-    return static_cast<char>(ProblemKind::Failure) + cuda_error_message(result, what);
+    return static_cast<char>(ProblemKind::Failure) + cuda::error_message(result, what);
   }
   return {};
 }
@@ -77,7 +77,7 @@ DeviceChoice select_device_everywhere(Group& group, int local_rank, int local_si
   }
   std::string bus_id;
   try {
-    bus_id = pci_bus_id(chosen.device);
+    bus_id = cuda::topo_bus_id(chosen.device);
   } catch (const std::exception&) {
     bus_id = "device " + std::to_string(chosen.device) + " of rank " + std::to_string(group.rank());  // unique
   }

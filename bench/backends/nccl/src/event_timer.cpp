@@ -1,7 +1,7 @@
 #include "event_timer.hpp"
 
+#include "ccbench/cuda/error.hpp"
 #include "ccbench/errors.hpp"
-#include "cuda_check.hpp"
 
 namespace ccbench::nccl_detail {
 
@@ -9,7 +9,7 @@ EventTimer::EventTimer(Communicator& comm, cudaStream_t stream, const std::strin
     : m_comm(comm), m_stream(stream), m_what(what) {}
 
 void EventTimer::start() {
-  cuda_check(cudaEventRecord(m_start.get(), m_stream), "cudaEventRecord (start)");
+  cuda::check(cudaEventRecord(m_start.get(), m_stream), "cudaEventRecord (start)");
   m_running = true;
 }
 
@@ -18,11 +18,11 @@ double EventTimer::stop() {
     throw BackendError("CUDA event timer stopped without being started");
   }
   m_running = false;
-  cuda_check(cudaEventRecord(m_stop.get(), m_stream), "cudaEventRecord (stop)");
+  cuda::check(cudaEventRecord(m_stop.get(), m_stream), "cudaEventRecord (stop)");
   const cudaEvent_t stop_event = m_stop.get();
-  m_comm.wait_until([stop_event] { return event_done(stop_event); }, m_what);
+  m_comm.wait_until([stop_event] { return cuda::event_done(stop_event); }, m_what);
   float ms = 0.0F;
-  cuda_check(cudaEventElapsedTime(&ms, m_start.get(), m_stop.get()), "cudaEventElapsedTime");
+  cuda::check(cudaEventElapsedTime(&ms, m_start.get(), m_stop.get()), "cudaEventElapsedTime");
   return static_cast<double>(ms) / 1e3;
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "ccbench/backend.hpp"
+#include "ccbench/cuda/resources.hpp"
 #include "communicator.hpp"
-#include "cuda_resources.hpp"
 
 namespace ccbench::nccl_detail {
 
@@ -24,8 +24,8 @@ class EventTimer final : public Timer {
   Communicator& m_comm;
   cudaStream_t m_stream;
   const std::string& m_what;
-  Event m_start;
-  Event m_stop;
+  cuda::Event m_start;
+  cuda::Event m_stop;
   bool m_running = false;
 };
 

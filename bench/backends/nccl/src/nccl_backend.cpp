@@ -15,19 +15,20 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
-#include "ccbench/cuda_answer.hpp"
+#include "ccbench/cuda/device.hpp"
+#include "ccbench/cuda/error.hpp"
+#include "ccbench/cuda/resources.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/gpu_probe.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/types.hpp"
 #include "communicator.hpp"
-#include "cuda_check.hpp"
-#include "cuda_resources.hpp"
 #include "device_facts.hpp"
 #include "device_select.hpp"
 #include "event_timer.hpp"
 #include "nccl_api.hpp"
+#include "nccl_check.hpp"
 #include "nccl_compat.hpp"
 #include "nccl_ops.hpp"
 #if CCBENCH_NCCL_KERNELS
@@ -39,15 +40,10 @@ namespace {
 
 using nccl_detail::collect_versions;
 using nccl_detail::Communicator;
-using nccl_detail::compute_capability_major;
-using nccl_detail::cuda_check;
-using nccl_detail::DeviceBuffer;
 using nccl_detail::EventTimer;
 using nccl_detail::Layout;
 using nccl_detail::OpArgs;
-using nccl_detail::pci_bus_id;
 using nccl_detail::select_device_everywhere;
-using nccl_detail::Stream;
 
 /// Rank 0's ncclGetUniqueId, broadcast with a leading success flag so that a failure on rank 0
 /// ends every rank instead of leaving them to wait.
@@ -143,10 +139,10 @@ class NcclBackend final : public Backend {
   int m_group_nccl_version;  // the oldest NCCL loaded in the group
   int m_group_sm_major;      // the lowest compute capability in the group
   bool m_check;
-  Stream m_stream;
-  DeviceBuffer m_send_alloc;
-  DeviceBuffer m_recv_alloc;
-  DeviceBuffer m_wrong;  // the device-side wrong-element count (kernels)
+  cuda::Stream m_stream;
+  cuda::DeviceBuffer m_send_alloc;
+  cuda::DeviceBuffer m_recv_alloc;
+  cuda::DeviceBuffer m_wrong;  // the device-side wrong-element count (kernels)
   Communicator m_comm;
   std::string m_what = "queued NCCL work";  // the current case, for errors; read by m_timer
   CaseSpec m_spec;
@@ -159,8 +155,8 @@ class NcclBackend final : public Backend {
   // aborts the communicator, only tries it: a graph call in flight keeps its handles (CUDA objects are not
   // safe to destroy under a call using them), and the abort goes ahead.
   std::recursive_mutex m_graph_mutex;
-  cudaGraph_t m_graph = nullptr;
-  cudaGraphExec_t m_graph_exec = nullptr;
+  cuda::Graph m_graph;
+  cuda::GraphExec m_graph_exec;
   int m_device = 0;
 
  public:
@@ -176,7 +172,7 @@ class NcclBackend final : public Backend {
 
 NcclBackend::NcclBackend(const Setup& setup)
     : m_versions(collect_versions(setup.device, setup.nccl_version, setup.blocking)),
-      m_bus_id(pci_bus_id(setup.device)),
+      m_bus_id(cuda::topo_bus_id(setup.device)),
       m_native_alltoall(nccl_detail::use_native_alltoall(setup.nccl_version)),
       m_group_nccl_version(setup.group_nccl_version),
       m_group_sm_major(setup.group_sm_major),
@@ -261,7 +257,7 @@ MemoryNeed NcclBackend::memory_need(const CaseSpec& spec) const {
   if (out.device_bytes > 0) {
     std::size_t free = 0;
     std::size_t total = 0;
-    cuda_check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    cuda::check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
     out.device_free_bytes = free;
   }
   return out;
@@ -298,19 +294,19 @@ void NcclBackend::fill_pattern() {
   wait();
   const cudaStream_t stream = m_stream.get();
   if (m_layout.recv_bytes > 0) {
-    cuda_check(cudaMemsetAsync(m_layout.recv, 0xff, m_layout.recv_bytes, stream), "cudaMemsetAsync");
+    cuda::check(cudaMemsetAsync(m_layout.recv, 0xff, m_layout.recv_bytes, stream), "cudaMemsetAsync");
   }
 #if CCBENCH_NCCL_KERNELS
-  cuda_check(kernels::fill_input(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.send,
-                                 m_layout.send_bytes / size_of(m_spec.dtype), stream),
-             "the pattern fill kernel");
+  cuda::check(kernels::fill_input(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.send,
+                                  m_layout.send_bytes / size_of(m_spec.dtype), stream),
+              "the pattern fill kernel");
   wait();
 #else
   std::vector<std::byte> input(m_layout.send_bytes);
   fill_input(m_spec, m_comm.size(), m_comm.rank(), input.data());
   if (!input.empty()) {
-    cuda_check(cudaMemcpyAsync(m_layout.send, input.data(), input.size(), cudaMemcpyHostToDevice, stream),
-               "cudaMemcpyAsync (input pattern to device)");
+    cuda::check(cudaMemcpyAsync(m_layout.send, input.data(), input.size(), cudaMemcpyHostToDevice, stream),
+                "cudaMemcpyAsync (input pattern to device)");
   }
   wait();  // `input` must outlive the copy
 #endif
@@ -340,14 +336,8 @@ void NcclBackend::release_graph() noexcept {
 }
 
 void NcclBackend::destroy_graph() noexcept {
-  if (m_graph_exec != nullptr) {
-    (void)cudaGraphExecDestroy(m_graph_exec);
-    m_graph_exec = nullptr;
-  }
-  if (m_graph != nullptr) {
-    (void)cudaGraphDestroy(m_graph);
-    m_graph = nullptr;
-  }
+  m_graph_exec.reset();
+  m_graph.reset();
 }
 
 // Captures `ops` NCCL calls on the backend's stream (NCCL supports stream capture since 2.9); every rank
@@ -359,7 +349,7 @@ bool NcclBackend::capture_graph(std::uint64_t ops) {
   destroy_graph();
   const cudaStream_t stream = m_stream.get();
   m_args.comm = m_comm.get();
-  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  cuda::check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   try {
     for (std::uint64_t i = 0; i < ops; ++i) {
       m_comm.complete(nccl_detail::launch(m_args), m_what + " (captured into a CUDA graph)");
@@ -367,27 +357,31 @@ bool NcclBackend::capture_graph(std::uint64_t ops) {
   } catch (...) {
     cudaGraph_t partial = nullptr;
     (void)cudaStreamEndCapture(stream, &partial);
-    if (partial != nullptr) {
-      (void)cudaGraphDestroy(partial);
-    }
+    const cuda::Graph discarded(partial);  // what was captured before the error
     throw;
   }
-  cuda_check(cudaStreamEndCapture(stream, &m_graph), "cudaStreamEndCapture");
-  cuda_check(cudaGraphInstantiate(&m_graph_exec, m_graph, 0), "cudaGraphInstantiate");
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  m_graph.reset(graph);
+  cuda::check(ended, "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, m_graph.get(), 0);
+  m_graph_exec.reset(exec);
+  cuda::check(instantiated, "cudaGraphInstantiate");
   return true;
 }
 
 void NcclBackend::launch_graph() {
   const std::lock_guard lock(m_graph_mutex);
-  if (m_graph_exec == nullptr) {
+  if (!m_graph_exec) {
     throw BackendError("no CUDA graph captured for " + m_what);
   }
-  cuda_check(cudaGraphLaunch(m_graph_exec, m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
+  cuda::check(cudaGraphLaunch(m_graph_exec.get(), m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
 }
 
 void NcclBackend::wait() {
   const cudaStream_t stream = m_stream.get();
-  m_comm.wait_until([stream] { return nccl_detail::stream_done(stream); }, m_what);
+  m_comm.wait_until([stream] { return cuda::stream_done(stream); }, m_what);
 }
 
 std::uint64_t NcclBackend::count_wrong() {
@@ -399,19 +393,19 @@ std::uint64_t NcclBackend::count_wrong() {
 #if CCBENCH_NCCL_KERNELS
   m_wrong.reserve(sizeof(unsigned long long));
   auto* count = reinterpret_cast<unsigned long long*>(m_wrong.data());
-  cuda_check(kernels::count_wrong(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.recv,
-                                  m_layout.recv_bytes / size_of(m_spec.dtype), count, m_stream.get()),
-             "the pattern check kernel");
+  cuda::check(kernels::count_wrong(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.recv,
+                                   m_layout.recv_bytes / size_of(m_spec.dtype), count, m_stream.get()),
+              "the pattern check kernel");
   unsigned long long wrong = 0;
-  cuda_check(cudaMemcpyAsync(&wrong, count, sizeof(wrong), cudaMemcpyDeviceToHost, m_stream.get()),
-             "cudaMemcpyAsync (wrong-element count to host)");
+  cuda::check(cudaMemcpyAsync(&wrong, count, sizeof(wrong), cudaMemcpyDeviceToHost, m_stream.get()),
+              "cudaMemcpyAsync (wrong-element count to host)");
   wait();
   return wrong;
 #else
   std::vector<std::byte> output(m_layout.recv_bytes);
   if (!output.empty()) {
-    cuda_check(cudaMemcpyAsync(output.data(), m_layout.recv, output.size(), cudaMemcpyDeviceToHost, m_stream.get()),
-               "cudaMemcpyAsync (output to host)");
+    cuda::check(cudaMemcpyAsync(output.data(), m_layout.recv, output.size(), cudaMemcpyDeviceToHost, m_stream.get()),
+                "cudaMemcpyAsync (output to host)");
     wait();
   }
   return ccbench::count_wrong(m_spec, m_comm.size(), m_comm.rank(), output.data());
@@ -420,7 +414,7 @@ std::uint64_t NcclBackend::count_wrong() {
 
 }  // namespace
 
-CudaAnswer cuda_answer() noexcept { return ask_cuda(); }
+CudaAnswer cuda_answer() noexcept { return cuda::ask(); }
 
 std::string nccl_unavailable() { return nccl_detail::nccl_load_error(); }
 
@@ -431,7 +425,7 @@ std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int loc
   setup.device = chosen.device;
   setup.device_choice = chosen.how;
   setup.group_nccl_version = setup.nccl_version;
-  setup.group_sm_major = compute_capability_major(setup.device);
+  setup.group_sm_major = cuda::compute_capability_major(setup.device);
   for (const std::string& rank :
        group.all_gather(std::to_string(setup.nccl_version) + " " + std::to_string(setup.group_sm_major))) {
     const auto space = rank.find(' ');

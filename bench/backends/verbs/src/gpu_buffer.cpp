@@ -6,20 +6,21 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstring>
 
+#include "ccbench/cuda/device.hpp"
+#include "ccbench/cuda/error.hpp"
 #include "ccbench/errors.hpp"
 
 namespace ccbench::verbs {
 namespace {
 
-std::string text(cudaError_t e) { return fmt::format("{}: {}", ::cudaGetErrorName(e), ::cudaGetErrorString(e)); }
-
+// This file's errors have said "what failed: cudaErrorX: description" (cuda::check says "(description)");
+// kept as they were.
 void check(cudaError_t e, std::string_view what) {
   if (e != cudaSuccess) {
-    throw BackendError(fmt::format("{} failed: {}", what, text(e)));
+    throw BackendError(fmt::format("{} failed: {}", what, cuda::error_text(e)));
   }
 }
 
@@ -69,8 +70,9 @@ int dmabuf_fd(void* ptr, std::size_t bytes, std::string& why) {
 GpuBuffer::GpuBuffer(int device, std::size_t bytes, ibv_pd* pd, unsigned access) : m_device(device) {
   int count = 0;
   if (const cudaError_t e = ::cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    throw GpuUnsupported(fmt::format("--mem cuda:{}: no CUDA device here ({})", device,
-                                     e != cudaSuccess ? text(e) : std::string{"cudaGetDeviceCount says 0"}));
+    throw GpuUnsupported(
+        fmt::format("--mem cuda:{}: no CUDA device here ({})", device,
+                    e != cudaSuccess ? cuda::error_text(e) : std::string{"cudaGetDeviceCount says 0"}));
   }
   if (device >= count) {
     throw UsageError(
@@ -79,9 +81,10 @@ GpuBuffer::GpuBuffer(int device, std::size_t bytes, ibv_pd* pd, unsigned access)
   check(::cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
   cudaDeviceProp prop{};
   check(::cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-  std::array<char, 32> bus{};
-  if (::cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device) == cudaSuccess) {
-    m_bus_id = bus.data();
+  try {
+    m_bus_id = cuda::pci_bus_id(device);  // as CUDA writes it, as the result's rdma_buffer has had it
+  } catch (const BackendError&) {
+    // unknown: the memory still serves, and an empty id is compared with no other rank's
   }
   const std::size_t total = (bytes + kGpuPage - 1) / kGpuPage * kGpuPage;
   check(::cudaMalloc(&m_ptr, total), fmt::format("cudaMalloc of {} bytes on cuda:{}", total, device));

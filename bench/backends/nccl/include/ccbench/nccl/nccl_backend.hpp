@@ -10,8 +10,8 @@
 
 namespace ccbench {
 
-/// What CUDA says about this process's devices (ask_cuda() of cuda_answer.hpp), in a library that links
-/// CUDA so that its callers need not; read it with read_cuda_answer(). Never throws.
+/// What CUDA says about this process's devices (cuda::ask() of ccbench/cuda/device.hpp), in a library that
+/// links CUDA so that its callers need not; read it with read_cuda_answer(). Never throws.
 CudaAnswer cuda_answer() noexcept;
 
 /// --version's lines for CUDA and NCCL: the runtime (static) and the driver here, the NCCL loaded (its

@@ -1,7 +1,6 @@
 #pragma once
-// One checking helper per API: a failed call throws BackendError naming the call and the
-// library's own words for the error. Nothing here prints.
-#include <cuda_runtime.h>
+// The checking helper for NCCL (CUDA's is ccbench::cuda::check): a failed call throws BackendError naming
+// the call and the library's own words for the error. Nothing here prints.
 #include <nccl.h>
 
 #include <string>
@@ -11,17 +10,6 @@
 #include "nccl_api.hpp"
 
 namespace ccbench::nccl_detail {
-
-/// "what failed: cudaErrorX (description)".
-inline std::string cuda_error_message(cudaError_t result, std::string_view what) {
-  return std::string(what) + " failed: " + cudaGetErrorName(result) + " (" + cudaGetErrorString(result) + ")";
-}
-
-inline void cuda_check(cudaError_t result, std::string_view what) {
-  if (result != cudaSuccess) {
-    throw BackendError(cuda_error_message(result, what));
-  }
-}
 
 /// "what failed: <ncclGetErrorString> (<ncclGetLastError>)"; `comm` may be null.
 inline std::string nccl_error_message(ncclResult_t result, ncclComm_t comm, std::string_view what) {
