@@ -16,13 +16,7 @@
 namespace ccbench::verbs {
 namespace {
 
-// This file's errors have said "what failed: cudaErrorX: description" (cuda::check says "(description)");
-// kept as they were.
-void check(cudaError_t e, std::string_view what) {
-  if (e != cudaSuccess) {
-    throw BackendError(fmt::format("{} failed: {}", what, cuda::error_text(e)));
-  }
-}
+using cuda::check;  // "what failed: cudaErrorX (description)", as every CUDA error of the project says it
 
 // dmabuf registration wants the range aligned to host pages; cudaMalloc of whole 2 MiB pages gives that.
 constexpr std::size_t kGpuPage = std::size_t{2} << 20U;
