@@ -130,21 +130,12 @@ if [ -z "$profile" ]; then
 else
   why="--profile $profile"
 fi
-if [[ $profile == */* || $profile == *.json ]]; then
-  profile_path=$profile
-else
-  need_data_dir "$CCBENCH_PROFILES" "--profile $profile" profile
-  profile_path=$CCBENCH_PROFILES/$profile.json
-  [ -f "$profile_path" ] || die "--profile $profile: no such profile (profiles: $(profile_names)) and no such file"
-fi
-[ -f "$profile_path" ] || die "--profile $profile: no such file"
+# The profile: a name or a path, found and read by ccbench-report as its verdict will read it (one rule, one
+# message), before anything runs; its path comes back for the facts read below.
+profile_path=$("$report" accept --check --profile "$profile" 2>&1) || die "${profile_path#ccbench-report: }"
 
 # What the profile checks, read by ccbench-report get (no interpreter needed): its id, the backends its checks
-# select, and the size of each busbw check by bench. A file that is no profile at all is caught here;
-# ccbench-report checks the rest.
-profile_kind=$("$report" get "$profile_path" /profile --missing-ok 2>&1) ||
-  die "not a readable JSON profile: ${profile_kind#ccbench-report: }"
-[ "$profile_kind" = ccbench.accept ] || die "$profile_path: /profile: not a ccbench.accept profile"
+# select, and the size of each busbw check by bench.
 profile_id=$("$report" get "$profile_path" /id --missing-ok)
 profile_id=${profile_id:-?}
 profile_checks=$("$report" get "$profile_path" '/checks/*' --fields kind,select/benchmark,size,select/backend) ||

@@ -243,7 +243,12 @@ void check_junit(const Options& o) {
 int run_accept(const Options& o) {
   const auto format = format_of(o);
   check_junit(o);
-  const auto profile = report::load_profile(ccbench::find_profile(o.profile));
+  const auto path = ccbench::find_profile(o.profile);
+  const auto profile = report::load_profile(path);
+  if (o.files.empty()) {  // --check: the profile read as a verdict reads it; its path for the script that asked
+    emit(path.string() + "\n", "");
+    return ccbench::kExitOk;
+  }
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   const auto outcomes = report::evaluate(profile, runs);
   emit(report::render_accept(profile, outcomes, format, use_colour(o, format)), "");
@@ -353,7 +358,10 @@ int run_cli(int argc, char** argv) {
   add_max_file_size(compare, o);
 
   auto* accept = app.add_subcommand("accept", "acceptance: the checks of a profile, PASS/FAIL each; exit 1 on a FAIL");
-  accept->add_option("files", o.files, "result files or directories of them")->required();
+  auto* accept_files = accept->add_option("files", o.files, "result files or directories of them");
+  bool accept_check = false;
+  accept->add_flag("--check", accept_check,
+                   "read the profile only (no files) and print its path: what a script asks before it runs benches");
   accept
       ->add_option(
           "--profile", o.profile,
@@ -448,6 +456,10 @@ int run_cli(int argc, char** argv) {
     }
     if (accept->parsed()) {
       o.junit_given = accept_junit->count() > 0;
+      if ((accept_files->count() == 0) != accept_check) {
+        throw UsageError(accept_check ? "accept: --check takes no files"
+                                      : "accept: give result files (or --check to read the profile only)");
+      }
       return run_accept(o);
     }
     if (fleet->parsed()) {

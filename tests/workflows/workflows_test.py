@@ -209,7 +209,7 @@ def accept_bad_input(env, args):
         (["--profile", "mpi-host-smoke", "--size", "12Q"], ["--size '12Q'"]),
         (["--profile", "mpi-host-smoke", "--launcher", "ssh"], ["--launcher 'ssh'"]),
         (["--profile", "mpi-host-smoke", "--bind", "numa"], ["--bind 'numa'"]),
-        (["--profile", str(ROOT / "README.md")], ["not a readable JSON profile"]),
+        (["--profile", str(ROOT / "README.md")], ["README.md: not valid JSON"]),
     ]
     smi = shutil.which("nvidia-smi")
     if not smi or "GPU 0" not in subprocess.run([smi, "-L"], capture_output=True, text=True).stdout:
