@@ -13,8 +13,6 @@ source "$(dirname "$0")/env.sh"
 source "$(dirname "$0")/lib/workflow.sh"  # die, make_out_dir
 
 readonly prog=compare-builds.sh
-readonly benches=(allreduce allgather reducescatter broadcast reduce alltoall sendrecv)
-readonly rdma_benches=(ib_write_bw ib_write_lat)
 # Small sizes, fixed samples: quick, and the case list does not depend on timing.
 readonly sweep=(-b 8 -e 64K -f 4 --iters 5 --warmup-iters 2 -c 1 --samples --timeout 120)
 readonly launch=(mpirun -q --oversubscribe --mca mpi_yield_when_idle 1)
@@ -33,11 +31,11 @@ usage() {
   cat <<EOF
 usage: $prog OLD_BIN_DIR NEW_BIN_DIR [OUT_DIR]
 
-Runs ${benches[*]} (NAME_bench in each folder) under
+Runs every collective bench (NAME_bench in each folder; the new build's ccbench-report benches
+--kind collective, else the old one's) under
   ${launch[*]} -np 2 BENCH ${sweep[*]} --out OUT_DIR/{old,new}/NAME.json
 and the variants ${!variants[*]} (other rank counts, --split pairs, --root, -d, -o)
-(--backend mpi for the collectives; ib_write_bw and ib_write_lat too when ibv_devices lists an RDMA
-device), then scripts/lib/result_diff.py on each pair. One line per bench: same, DIFFERS (the first
+(--backend mpi for the collectives; the RDMA benches too when ibv_devices lists an RDMA device), then scripts/lib/result_diff.py on each pair. One line per bench: same, DIFFERS (the first
 40 differences follow, all of them in OUT_DIR/NAME.diff), FAILED or MISSING.
 
 OUT_DIR   where the results, the benches' output (old/NAME.txt, new/NAME.txt) and the differences
@@ -76,7 +74,13 @@ for row in rows:
     writer.writerow([row[i] for i in keep if i < len(row)])' "$left_out_columns"
 }
 
-# RDMA benches only where there is a device to run them on.
+# The benches: the workload table's, as the new side's reporter lists them (a bench new in NEW_BIN_DIR shows
+# as missing in the old); RDMA benches only where there is a device to run them on.
+lister=${report_new:-$report_old}
+[ -n "$lister" ] || die "no ccbench-report in $old_dir or $new_dir: it lists the benches (ccbench-report benches)"
+mapfile -t benches < <("$lister" benches --kind collective | sed 's/_bench$//')
+mapfile -t rdma_benches < <("$lister" benches --kind rdma | sed 's/_bench$//')
+[ ${#benches[@]} -gt 0 ] || die "$lister benches listed no collective"
 names=("${benches[@]}" "${!variants[@]}")
 rdma_skip=""
 if ! command -v ibv_devices >/dev/null; then
