@@ -31,6 +31,7 @@ ACCEPT = ROOT / "scripts" / "accept-node.sh"
 REGRESSION = ROOT / "scripts" / "regression.sh"
 PROFILE = ROOT / "profiles" / "mpi-host-smoke.json"
 sys.path.insert(0, str(HERE.parent / "tools"))
+import reword_shim  # noqa: E402
 import validate_result  # noqa: E402
 
 SKIP = 77
@@ -353,28 +354,12 @@ def regression_incomplete(env, args):
               f"{outcomes[2][2]}")
 
 
-# ccbench-report as a later version might word its tables: the same verdicts and JSON, other words. The scripts
-# must reach the same verdicts through it (they read --format json through `get`, never the table).
-REWORD_SHIM = r"""#!/bin/bash
-real=@REAL@
-for a in "$@"; do
-  case $a in json | --format=json) exec "$real" "$@" ;; esac
-done
-[ "$1" = get ] && exec "$real" "$@"
-"$real" "$@" | sed -e 's/SLOWER/Slower (reworded)/g; s/ FAIL / Failed /g; s/ PASS / Passed /g' \
-  -e 's/passed/ok/g; s/failed/not ok/g; s/rows compared/comparisons made/g; s/checks:/verdicts:/g'
-exit "${PIPESTATUS[0]}"
-"""
-
-
 def reworded(env, args):
     """accept-node.sh and regression.sh through a ccbench-report whose tables say other words: the same failed
     checks, the same figures and the same verdicts and exit codes as the report's JSON gives."""
     with tempfile.TemporaryDirectory(prefix="ccbench-reworded-") as tmp:
         tmp = pathlib.Path(tmp)
-        shim = tmp / "ccbench-report"
-        shim.write_text(REWORD_SHIM.replace("@REAL@", str(pathlib.Path(args.report).resolve())))
-        shim.chmod(0o755)
+        shim = reword_shim.write(tmp / "ccbench-report", args.report)
         tools = ["--bin", args.bin_dir, "--report", str(shim)]
         # accept-node.sh: two busbw checks made impossible, so two FAIL rows ("Failed" in the reworded table)
         profile = json.loads(PROFILE.read_text())
