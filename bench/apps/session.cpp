@@ -17,6 +17,7 @@
 #include "ccbench/topo/topology_json.hpp"
 #include "ccbench/version.hpp"
 #include "debug_hooks.hpp"
+#include "table_header.hpp"
 
 namespace ccbench {
 
@@ -97,55 +98,16 @@ void Session::plan_peaks() {
 
 TableHeader Session::table_header(const std::map<std::string, std::string>& versions, const std::string& backend,
                                   const std::string& clock) const {
-  const RunConfig& c = m_in.config;
-  TableHeader h;
-  h.title = fmt::format("{}  {}  ({})", version_string(), m_coll.bench, m_coll.name);
-  const auto lib = versions.find(backend);
-  h.backend = lib == versions.end() ? backend : fmt::format("{} ({})", backend, lib->second);
-  if (const auto why = versions.find("backend_choice"); why != versions.end() && backend != "nccl") {
-    h.backend += fmt::format(" [{}]", why->second);  // a run that could have been on GPUs says why it is not
-  }
-  h.ranks = m_world.size();
-  h.hosts = static_cast<int>(m_in.hosts.size());
-  if (m_in.plan.all_pairs) {
-    h.groups =
-        fmt::format("--all-pairs: {} pair(s) of {} in {} round(s), the pairs of a round side by side", m_groups.size(),
-                    m_in.hosts.size() > 1 ? "hosts (local rank l with local rank l)" : "ranks on one host",
-                    m_in.plan.rounds.size());
-  } else if (c.hosts_per_group > 0) {
-    h.groups = fmt::format("--hosts-per-group {}: {} group(s) in {} round(s), the groups of a round side by side",
-                           c.hosts_per_group, m_groups.size(), m_in.plan.rounds.size());
-  } else if (c.split != Split::World) {
-    h.groups = fmt::format("--split {}: {} group(s) side by side", name(c.split), m_groups.size());
-  }
-  const std::string batch = c.batch_ops ? fmt::format("{} ops per sample", *c.batch_ops)
-                                        : std::string{"ops per sample calibrated to ~0.25 ms"};
-  for (const auto& g : m_groups) {
-    if (c.peak_GBps) {
-      h.peaks.push_back(fmt::format("{:g} GB/s (--peak-GBps)", *c.peak_GBps));
-      break;
-    }
-    if (const auto p = m_peaks.find(g.id); p != m_peaks.end()) {
-      const std::string value = p->second.GBps ? fmt::format("{:g} GB/s", *p->second.GBps) : std::string{"unknown"};
-      h.peaks.push_back(fmt::format("{}: {} ({})", g.id, value, p->second.basis));
-    }
-  }
-  const std::string per_sample = c.timing == TimingMode::Batch ? batch
-                                 : c.timing == TimingMode::Graph
-                                     ? (c.batch_ops ? fmt::format("{} ops per CUDA graph launch", *c.batch_ops)
-                                                    : std::string{"ops per CUDA graph calibrated to ~0.25 ms"})
-                                     : std::string{"one op per sample"};
-  h.timing = fmt::format("{} ({}), {}", name(c.timing), per_sample, clock);
-  h.stopping = c.iters
-                   ? fmt::format("{} samples per size", *c.iters)
-                   : fmt::format(
-                         "samples until the median's 95% CI is within ±{:g}% (at least {}, at most {} "
-                         "per size; sooner at the noise floor)",
-                         c.target_ci * 100, c.min_samples,
-                         c.time_budget_s ? fmt::format("{:g} s", *c.time_budget_s)
-                                         : fmt::format("{} samples' time or {:g} s", SamplingPolicy::kAutoBudgetSamples,
-                                                       SamplingPolicy::kAutoBudgetMaxS));
-  return h;
+  return make_table_header(HeaderFacts{.config = m_in.config,
+                                       .coll = m_coll,
+                                       .ranks = m_world.size(),
+                                       .hosts = static_cast<int>(m_in.hosts.size()),
+                                       .plan = m_in.plan,
+                                       .groups = m_groups,
+                                       .peaks = m_peaks,
+                                       .versions = versions,
+                                       .backend = backend,
+                                       .clock = clock});
 }
 
 CaseResult Session::base_result(const GroupPlan& g, std::uint64_t size, bool in_place) const {
