@@ -93,10 +93,10 @@ fi
 check_bin_dir
 report=$(find_tool "$report" report/ccbench-report ccbench-report)
 [ -n "$report" ] && [ -x "$report" ] || die "not built: ccbench-report (give --report PATH)"
-is_rdma() { "$report" benches --kind rdma | grep -qx -- "$1"; }
 # Every collective and RDMA bench of the workload table (as ccbench-report lists them) can sweep a fleet.
-sweepable=$("$report" benches --kind collective && "$report" benches --kind rdma) ||
+collectives=$("$report" benches --kind collective) && rdma=$("$report" benches --kind rdma) ||
   die "$report benches failed: not a ccbench-report of this version"
+sweepable=$collectives$'\n'$rdma
 grep -qx -- "${bench}_bench" <<<"$sweepable" ||
   die "--bench '$bench': expected one of $(sed 's/_bench$//' <<<"$sweepable" | paste -sd' ')"
 exe=$bin_dir/${bench}_bench
@@ -107,7 +107,7 @@ verdict_flags=(--threshold "$threshold" --stat "$stat")
 "$report" fleet --check "${verdict_flags[@]}" || exit 2
 # The sweep's flags (--size, --bind, --timeout): the bench's to judge, as its run will (--check-args).
 bench_flags=(--all-pairs --bind "$bind")
-if is_rdma "${bench}_bench"; then
+if grep -qx -- "${bench}_bench" <<<"$rdma"; then
   bench_flags+=(-s "$size" -n 20)
 else
   bench_flags+=(-b "$size" -e "$size" -n 10 --placement out)

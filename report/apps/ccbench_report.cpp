@@ -166,20 +166,7 @@ int run_get(const Options& o) {
 }
 
 int run_benches(const Options& o) {
-  report::BenchFilter filter;
-  if (!o.kind.empty()) {
-    filter.kind = report::parse_workload_kind(o.kind);
-  }
-  if (!o.backend.empty()) {
-    report::check_backend_name(o.backend);
-    filter.backend = o.backend;
-  }
-  if (o.pairwise && o.groups) {
-    throw UsageError("benches: --pairwise and --groups exclude each other");
-  }
-  if (o.pairwise || o.groups) {
-    filter.pairwise = o.pairwise;
-  }
+  const auto filter = report::bench_filter(o.kind, o.backend, o.pairwise, o.groups);
   if (o.format != "text" && o.format != "json") {
     throw UsageError(fmt::format("benches: --format '{}' is not text or json", o.format));
   }

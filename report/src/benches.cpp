@@ -14,7 +14,7 @@ namespace ccbench::report {
 namespace {
 
 constexpr std::array<std::string_view, 3> kKindNames{"collective", "rdma", "copy"};
-constexpr std::array<std::string_view, 4> kBackendNames{"mpi", "nccl", "verbs", "cuda"};
+constexpr std::array kKinds{WorkloadKind::Collective, WorkloadKind::RdmaWrite, WorkloadKind::Copy};
 
 std::string_view kind_name(WorkloadKind kind) {
   switch (kind) {
@@ -58,19 +58,34 @@ bool passes(const CollectiveInfo& row, const BenchFilter& filter) {
 
 }  // namespace
 
-WorkloadKind parse_workload_kind(std::string_view name) {
-  for (const auto kind : {WorkloadKind::Collective, WorkloadKind::RdmaWrite, WorkloadKind::Copy}) {
-    if (kind_name(kind) == name) {
-      return kind;
+BenchFilter bench_filter(std::string_view kind, std::string_view backend, bool pairwise, bool groups) {
+  BenchFilter filter;
+  if (!kind.empty()) {
+    const auto* found =
+        std::find_if(kKinds.begin(), kKinds.end(), [&](WorkloadKind k) { return kind_name(k) == kind; });
+    if (found == kKinds.end()) {
+      throw UsageError(fmt::format("--kind '{}' is not {}", kind, fmt::join(kKindNames, ", ")));
     }
+    filter.kind = *found;
   }
-  throw UsageError(fmt::format("--kind '{}' is not {}", name, fmt::join(kKindNames, ", ")));
-}
-
-void check_backend_name(std::string_view name) {
-  if (std::find(kBackendNames.begin(), kBackendNames.end(), name) == kBackendNames.end()) {
-    throw UsageError(fmt::format("--backend '{}' is not {}", name, fmt::join(kBackendNames, ", ")));
+  if (!backend.empty()) {
+    std::vector<std::string_view> known;  // every kind's backends, in the kinds' order
+    for (const auto k : kKinds) {
+      const auto of_kind = backends_of(k);
+      known.insert(known.end(), of_kind.begin(), of_kind.end());
+    }
+    if (std::find(known.begin(), known.end(), backend) == known.end()) {
+      throw UsageError(fmt::format("--backend '{}' is not {}", backend, fmt::join(known, ", ")));
+    }
+    filter.backend = backend;
   }
+  if (pairwise && groups) {
+    throw UsageError("benches: --pairwise and --groups exclude each other");
+  }
+  if (pairwise || groups) {
+    filter.pairwise = pairwise;
+  }
+  return filter;
 }
 
 std::string render_benches(const BenchFilter& filter, bool json) {

@@ -15,10 +15,9 @@ struct BenchFilter {
   std::optional<bool> pairwise;      // true: measured between the ranks of pairs; false: in groups of ranks
 };
 
-/// The kind named on the command line: collective, rdma or copy. Throws UsageError otherwise.
-WorkloadKind parse_workload_kind(std::string_view name);
-/// Checks a --backend name (mpi, nccl, verbs, cuda). Throws UsageError otherwise.
-void check_backend_name(std::string_view name);
+/// The filter `ccbench-report benches --kind K --backend B --pairwise|--groups` asks for ("" or false: not
+/// given). Throws UsageError for a kind or backend the table does not have, or --pairwise with --groups.
+BenchFilter bench_filter(std::string_view kind, std::string_view backend, bool pairwise, bool groups);
 
 /// The benches that pass the filter, in the table's order: one name a line (text), or a JSON array of
 /// {bench, op, kind, backends, pairwise, reduce_op, root} (json).
