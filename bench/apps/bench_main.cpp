@@ -274,12 +274,17 @@ struct Launch {
   HangGuard::EndJob end_job;
 };
 
+/// --help / --version: the text the command line asked for instead of a run.
+void print_early_exit(const CollectiveInfo& coll, const EarlyExit& early) {
+  fmt::print("{}", early.version ? version_text(coll.bench, library_lines()) : early.text);
+}
+
 int run_program(Collective collective, Group& world, const Launch& launch, std::span<const char* const> args) {
   const auto& coll = info(collective);
   auto parsed = agreed(world, coll.bench, [&] { return parse_command_line(collective, args); });
   if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
     if (world.rank() == 0) {
-      fmt::print("{}", early->version ? version_text(coll.bench, library_lines()) : early->text);
+      print_early_exit(coll, *early);
     }
     return kExitOk;
   }
@@ -376,7 +381,7 @@ int standalone_main(Collective collective, std::span<const char* const> args) {
   try {
     auto parsed = parse_command_line(collective, args);
     if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
-      fmt::print("{}", early->version ? version_text(coll.bench, library_lines()) : early->text);
+      print_early_exit(coll, *early);
       return kExitOk;
     }
     const RunConfig& config = std::get<RunConfig>(parsed);
@@ -415,9 +420,9 @@ bool check_args_requested(std::span<const char* const> args) {
 int check_args_main(Collective collective, std::span<const char* const> args) {
   const auto& coll = info(collective);
   try {
-    if (const auto parsed = parse_command_line(collective, args); std::holds_alternative<EarlyExit>(parsed)) {
-      const auto& early = std::get<EarlyExit>(parsed);
-      fmt::print("{}", early.version ? version_text(coll.bench, library_lines()) : early.text);
+    const auto parsed = parse_command_line(collective, args);
+    if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
+      print_early_exit(coll, *early);
     }
     return kExitOk;
   } catch (const std::exception& e) {
