@@ -181,8 +181,11 @@ check_bench() {  # check_bench BENCH ARGS...: the size as size_of says it (its n
   msg=$("$bin_dir/$1" --check-args -b "$s" -e "$s" -c 1 "${@:2}" --bind "$bind" ${timeout:+--timeout "$timeout"} 2>&1) ||
     die "${size:+--size '$size': }$1 at $s: ${msg#"$1: error: "}"
 }
-for b in "${group_benches[@]}" "${pair_benches[@]}"; do
+for b in "${group_benches[@]}"; do
   check_bench "$b" --backend "$backend"
+done
+for b in "${pair_benches[@]}"; do
+  check_bench "$b" --backend "$backend" --split pairs
 done
 for b in "${optional_benches[@]}"; do
   [ ! -x "$bin_dir/$b" ] || check_bench "$b"
