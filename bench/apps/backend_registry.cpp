@@ -46,13 +46,16 @@ std::string nccl_missing() {
 #endif
 }
 
-std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, const RunConfig& config) {
+std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, const RunConfig& config,
+                                   std::string_view variant) {
 #if CCBENCH_HAVE_NCCL
-  return make_nccl_backend(group, placement.local_rank, placement.local_size, config.timeout_s, config.check);
+  return make_nccl_backend(group, placement.local_rank, placement.local_size, config.timeout_s, config.check,
+                           variant == "ring" ? "Ring" : "");
 #else
   (void)group;
   (void)placement;
   (void)config;
+  (void)variant;
   throw UsageError("--backend nccl: this build has no NCCL backend; reconfigure with -DCCBENCH_NCCL=ON");
 #endif
 }
@@ -143,10 +146,11 @@ BackendResolution resolve_backend(BackendChoice requested, const GpuProbe& gpus)
 }
 
 std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,
-                                      const RunConfig& config, int world_rank, const std::string& host) {
+                                      const RunConfig& config, int world_rank, const std::string& host,
+                                      std::string_view variant) {
   switch (choice) {
     case BackendChoice::Nccl:
-      return make_nccl(group, placement, config);
+      return make_nccl(group, placement, config, variant);
     case BackendChoice::Verbs:
       return make_verbs(group, config, world_rank, host);
     case BackendChoice::Mpi:

@@ -45,8 +45,10 @@ std::unique_ptr<Backend> make_rdma_backend(Group& pair, const RunConfig& config,
                                            const std::string& host);
 
 /// Collective over `group`. Throws UsageError when the backend cannot run (see check_can_run).
-/// `world_rank` and `host` name this rank where a backend records its side (verbs).
+/// `world_rank` and `host` name this rank where a backend records its side (verbs). `variant` is the plan's
+/// (--nccl-variants): for "ring" the NCCL backend makes its communicators with NCCL_ALGO=Ring.
 std::unique_ptr<Backend> make_backend(BackendChoice choice, MpiGroup& group, RankPlacement placement,
-                                      const RunConfig& config, int world_rank, const std::string& host);
+                                      const RunConfig& config, int world_rank, const std::string& host,
+                                      std::string_view variant = {});
 
 }  // namespace ccbench

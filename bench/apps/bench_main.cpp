@@ -183,7 +183,8 @@ bool refuse_shared_gpus(Group& world, const Layout& layout, const std::string& b
 }
 
 Membership join_group(const RunConfig& config, BackendChoice choice, const GpuProbe& gpus, MpiGroup& world,
-                      const Layout& layout, const std::vector<GroupPlan>& groups, std::string_view program) {
+                      const Layout& layout, const std::vector<GroupPlan>& groups, const std::string& variant,
+                      std::string_view program) {
   Membership m;
   m.plan = group_of(groups, world.rank());
   const auto& ranks = m.plan != nullptr ? m.plan->ranks : std::vector<int>{};
@@ -197,7 +198,7 @@ Membership join_group(const RunConfig& config, BackendChoice choice, const GpuPr
     if (split == nullptr) {
       return nullptr;  // idles in this split
     }
-    return make_backend(choice, *split, layout.placement, config, world.rank(), local_hostname());
+    return make_backend(choice, *split, layout.placement, config, world.rank(), local_hostname(), variant);
   });
   if (choice == BackendChoice::Nccl) {  // groups side by side (--split, --all-pairs) must not share a GPU either
     const std::string bus_id = m.backend ? m.backend->device_bus_id() : std::string{};
@@ -342,11 +343,12 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   BindingRecord binding =
       bind_rank(in.config.bind, in.topology[host], binding_inputs(layout.placement, choice));  // before the backend
   guard.begin("set-up: creating the groups and their communicators");
-  const auto join = [&, choice](const RunConfig& config, const std::vector<GroupPlan>& groups) {
-    return launch.mpi != nullptr ? join_group(config, choice, gpus, *launch.mpi, layout, groups, coll.bench)
+  const auto join = [&, choice](const RunConfig& config, const std::vector<GroupPlan>& groups,
+                                const std::string& variant) {
+    return launch.mpi != nullptr ? join_group(config, choice, gpus, *launch.mpi, layout, groups, variant, coll.bench)
                                  : join_pair(config, world, groups, coll.bench);
   };
-  Membership member = join(in.config, in.plan.rounds.front());
+  Membership member = join(in.config, in.plan.rounds.front(), in.plan.variants.front());
   const std::string bus_id = member.backend ? member.backend->device_bus_id() : std::string{};
   guard.begin("set-up: gathering where every rank runs");
   in.places = gather_places(world, layout.hosts, in.topology, bus_id);
@@ -359,8 +361,9 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   }
   guard.idle("set-up");
   const RunConfig config = in.config;
-  Session session(std::move(in), world, std::move(member), guard,
-                  [&](const std::vector<GroupPlan>& groups) { return join(config, groups); });
+  Session session(
+      std::move(in), world, std::move(member), guard,
+      [&](const std::vector<GroupPlan>& groups, const std::string& variant) { return join(config, groups, variant); });
   try {
     return session.run();
   } catch (const std::exception& e) {  // other ranks may be inside a collective: end the job

@@ -3,14 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cstdlib>
-#include <stdexcept>
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
-#include "ccbench/host_memory.hpp"
+#include "ccbench/memory_admission.hpp"
 #include "ccbench/rates.hpp"
 #include "ccbench/result_json.hpp"
 #include "ccbench/topo/specs.hpp"
@@ -29,10 +26,15 @@ Session::Session(SessionInputs inputs, Group& world, Membership membership, Hang
       m_member(std::move(membership)),
       m_guard(guard),
       m_join_round(std::move(join_round)),
-      m_variant(m_in.plan.variants.front()) {
+      m_variant(m_in.plan.variants.front()),
+      m_recorder(
+          std::string{m_coll.name}, m_in.config.timeout_s,
+          [this](const GroupPlan& g, std::uint64_t size, bool in_place) { return base_result(g, size, in_place); },
+          [this](const Hang& h) { return m_guard.absent(h); }) {
   if (is_writer()) {
-    m_guard.set_recorder([this](const Hang& h) { record_hang(h); });
+    m_guard.set_recorder([this](const Hang& h) { m_recorder.record_hang(h); });
   }
+  plan_peaks();
   watch_backend();
 }
 
@@ -46,25 +48,21 @@ Session::~Session() {
 void Session::watch_backend() {
   Backend* backend = m_member.backend.get();
   m_guard.set_abandon(backend == nullptr ? std::function<void()>{} : [backend] { backend->abandon(); });
+  const auto rdma = backend != nullptr ? backend->rdma_info() : std::nullopt;
+  m_pair_peak =
+      rdma ? std::optional(topo::rdma_pair_peak(topo::SpecDatabase::builtin(), rdma->endpoints)) : std::nullopt;
 }
 
 void Session::rejoin(const std::vector<GroupPlan>& groups) {
   m_guard.set_abandon({});
   m_member = Membership{};  // the last communicators or queue pairs go first
-  m_member = m_join_round(groups);
+  m_member = m_join_round(groups, m_variant);
   watch_backend();
 }
 
-namespace {
-
-std::string op_activity(std::string_view op, std::uint64_t size, bool in_place, const std::string& group) {
-  return fmt::format("{} {} B {} in group {}", op, size, in_place ? "in-place" : "out-of-place", group);
-}
-
-}  // namespace
-
-void Session::start_document(const std::map<std::string, std::string>& versions) {
-  auto& run = m_doc.run;
+ResultDocument Session::start_document(const std::map<std::string, std::string>& versions) const {
+  ResultDocument doc;
+  auto& run = doc.run;
   run.id = make_run_id();
   run.benchmark = std::string{m_coll.bench};
   run.started_utc = utc_now_iso8601();
@@ -72,20 +70,21 @@ void Session::start_document(const std::map<std::string, std::string>& versions)
   run.tool_version = std::string{tool_version()};
   run.git_revision = std::string{git_revision()};
   run.label = m_in.config.label;
-  m_doc.environment.hosts = m_in.hosts;
-  m_doc.environment.libraries = versions;
-  m_doc.environment.variables = m_in.variables;
-  m_doc.environment.binding = m_in.binding;
+  doc.environment.hosts = m_in.hosts;
+  doc.environment.libraries = versions;
+  doc.environment.variables = m_in.variables;
+  doc.environment.binding = m_in.binding;
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : m_in.topology) {
     hosts.push_back(topo::to_json(h));
   }
-  m_doc.topology = {{"hosts", hosts}};
+  doc.topology = {{"hosts", hosts}};
+  return doc;
 }
 
 void Session::plan_peaks() {
-  if (is_rdma(m_in.config.collective)) {
-    return;  // a pair's ports are known once it is connected (record)
+  if (is_rdma(m_in.config.collective) || m_in.config.peak_GBps) {
+    return;  // a pair's ports are known once it is connected (watch_backend); --peak-GBps overrides
   }
   for (const auto& g : m_groups) {
     std::vector<topo::RankPlace> places;
@@ -132,6 +131,12 @@ CaseResult Session::base_result(const GroupPlan& g, std::uint64_t size, bool in_
   r.peak_GBps = c.peak_GBps;
   if (r.peak_GBps) {
     r.peak_basis = "--peak-GBps given on the command line";
+  } else if (const auto peak = m_peaks.find(g.id); peak != m_peaks.end()) {
+    r.peak_GBps = peak->second.GBps;
+    r.peak_basis = peak->second.basis;
+  } else if (m_pair_peak && m_member.plan != nullptr && m_member.plan->id == g.id) {
+    r.peak_GBps = m_pair_peak->GBps;
+    r.peak_basis = m_pair_peak->basis;
   }
   return r;
 }
@@ -150,7 +155,11 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
     // The memory check agrees across the group (two reductions): a rank stopped there is a hang like any other.
     const std::string activity = op_activity(m_coll.name, size, in_place, r.group_id);
     m_guard.begin(fmt::format("{} (agreeing that it fits in memory)", activity));
-    if (auto refusal = memory_refusal(r.spec)) {
+    const MemoryNeed need = m_member.backend->memory_need(r.spec);
+    const int my_host = m_in.places.at(static_cast<std::size_t>(m_world.rank())).host;
+    const auto on_host =
+        std::count_if(m_in.places.begin(), m_in.places.end(), [&](const auto& p) { return p.host == my_host; });
+    if (auto refusal = memory_refusal(*m_member.group, need, static_cast<int>(on_host))) {
       m_guard.idle("between ops");
       r.status = CaseStatus::Skipped;
       r.reason = std::move(*refusal);
@@ -165,53 +174,11 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
   return m_member.group->rank() == 0 ? json_text(case_to_json(r)) : std::string{};
 }
 
-namespace {
-
-constexpr double kMemoryHeadroom = 0.9;  // of what is available: the library, the runtime, the rest of the host
-
-std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / static_cast<double>(1ULL << 30)); }
-
-}  // namespace
-
-// Each rank's host need counts every rank on its host (they run the same sizes side by side). Two
-// reductions: the worst ratio of need to room, then the numbers of the rank that has it.
-std::optional<std::string> Session::memory_refusal(const CaseSpec& spec) {
-  const MemoryNeed need = m_member.backend->memory_need(spec);
-  const int my_host = m_in.places.at(static_cast<std::size_t>(m_world.rank())).host;
-  const auto on_host =
-      std::count_if(m_in.places.begin(), m_in.places.end(), [&](const auto& p) { return p.host == my_host; });
-  const double host_need = static_cast<double>(need.host_bytes) * static_cast<double>(on_host);
-  const std::optional<HostMemory> host = need.host_bytes > 0 ? host_memory_available() : std::nullopt;
-  const double host_room = host ? kMemoryHeadroom * static_cast<double>(host->available_bytes) : 0.0;
-  const double device_room = kMemoryHeadroom * static_cast<double>(need.device_free_bytes);
-  const auto device_need = static_cast<double>(need.device_bytes);
-  std::array<double, 2> ratio{host && host_need > 0.0 ? host_need / std::max(host_room, 1.0) : 0.0,
-                              device_need > 0.0 ? device_need / std::max(device_room, 1.0) : 0.0};
-  const std::array<double, 2> mine = ratio;
-  m_member.group->max_all(ratio);
-  if (ratio[0] <= 1.0 && ratio[1] <= 1.0) {
-    return std::nullopt;
-  }
-  const bool host_short = ratio[0] > 1.0;
-  const bool worst = mine[host_short ? 0 : 1] == ratio[host_short ? 0 : 1];
-  std::array<double, 3> numbers{worst ? (host_short ? host_need : device_need) : 0.0,
-                                worst ? (host_short ? host_room : device_room) / kMemoryHeadroom : 0.0,
-                                worst ? static_cast<double>(on_host) : 0.0};
-  m_member.group->max_all(numbers);
-  if (host_short) {
-    return fmt::format(
-        "needs {} of host memory ({} per rank x {} rank(s) on a host) where {} is available "
-        "({}, {:.0f}% usable): skipped before allocating",
-        gib(numbers[0]), gib(numbers[0] / std::max(numbers[2], 1.0)), numbers[2], gib(numbers[1]),
-        host ? host->basis : std::string{"MemAvailable"}, kMemoryHeadroom * 100);
-  }
-  return fmt::format(
-      "needs {} more of GPU memory where {} is free (cudaMemGetInfo, {:.0f}% usable): skipped before "
-      "allocating",
-      gib(numbers[0]), gib(numbers[1]), kMemoryHeadroom * 100);
-}
-
-// Every group leader's result, on every rank, in group order.
+// Every group leader's result, on every rank, in group order. It crosses ranks as the JSON text of the result
+// file: a result has parts of any length (samples, strings, RDMA endpoints), so it must be serialised, and
+// case_to_json is the serialiser the file already uses (tested both ways), so what world rank 0 gathers is by
+// construction what the file holds; a second (binary) form would be a second serialiser to keep in step, for
+// a cost outside the timed window.
 std::vector<CaseResult> Session::collect(const std::string& mine) {
   std::vector<CaseResult> out;
   m_guard.begin("gathering the results of every group");
@@ -230,85 +197,6 @@ std::vector<CaseResult> Session::collect(const std::string& mine) {
     return color(a) < color(b);
   });
   return out;
-}
-
-namespace {
-
-// An RDMA pair is bounded by the slower of its two ports, as rated in the spec database.
-topo::Peak rdma_peak(const RdmaInfo& rdma) {
-  topo::Peak peak;
-  for (const auto& e : rdma.endpoints) {
-    const auto spec = e.rate_Gbps ? topo::SpecDatabase::builtin().nic(*e.rate_Gbps, e.link_layer) : std::nullopt;
-    if (!spec) {
-      peak.GBps.reset();
-      peak.basis =
-          fmt::format("{} port {} on {}: {} is not a rated port in the spec database", e.device, e.port, e.host,
-                      e.rate_Gbps ? fmt::format("{} {:g} Gb/s", e.link_layer, *e.rate_Gbps)
-                                  : std::string{"its rate is unknown, which"});
-      return peak;
-    }
-    if (!peak.GBps || spec->GBps < *peak.GBps) {
-      peak.GBps = spec->GBps;
-      peak.basis = fmt::format("{} ({} port {} on {})", spec->name, e.device, e.port, e.host);
-    }
-  }
-  return peak;
-}
-
-}  // namespace
-
-void Session::record(CaseResult& result) {
-  if (!is_writer()) {
-    return;
-  }
-  if (result.rdma && !m_in.config.peak_GBps) {
-    m_peaks[result.group_id] = rdma_peak(*result.rdma);
-  }
-  const auto peak = m_peaks.find(result.group_id);
-  if (!m_in.config.peak_GBps && peak != m_peaks.end()) {
-    result.peak_GBps = peak->second.GBps;
-    result.peak_basis = peak->second.basis;
-  }
-  derive_pct_of_peak(result);
-  const std::lock_guard lock(m_doc_mutex);
-  m_doc.results.push_back(result);
-}
-
-// On world rank 0, from the hang guard's thread, while the main thread may be blocked anywhere.
-void Session::record_hang(const Hang& hang) {
-  const std::lock_guard lock(m_doc_mutex);
-  if (!m_position || m_closed) {
-    return;  // still setting up: no case to mark
-  }
-  // A group's case timed out when one of its ranks did not answer the roll call, or when the rank that waited
-  // out --timeout was in that case (its op, or the memory check before it). A rank that answered from inside
-  // its op is not enough: a group still measuring is in its op too, and must not be marked for another's hang.
-  const auto in_op = [&](const GroupPlan& g, int rank) {
-    const bool silent = std::find(hang.silent.begin(), hang.silent.end(), rank) != hang.silent.end();
-    const std::string op = op_activity(m_coll.name, m_position->size, m_position->in_place, g.id);
-    return silent || (rank == hang.reporter && (hang.activity == op || hang.activity.starts_with(op + " (")));
-  };
-  auto& done = m_position->timed_out;
-  for (const auto& g : current_groups()) {
-    if (std::find(done.begin(), done.end(), g.id) != done.end() ||
-        std::none_of(g.ranks.begin(), g.ranks.end(), [&](int rank) { return in_op(g, rank); })) {
-      continue;
-    }
-    CaseResult r = base_result(g, m_position->size, m_position->in_place);
-    r.status = CaseStatus::TimedOut;
-    r.reason = fmt::format("no progress for {:.1f} s (--timeout {:g}); {}", hang.waited_s, m_in.config.timeout_s,
-                           m_guard.absent(hang));
-    m_doc.results.push_back(std::move(r));
-    done.push_back(g.id);
-  }
-  if (m_doc.results.empty()) {
-    return;  // a document without results is not a valid one
-  }
-  m_doc.run.ended_utc = utc_now_iso8601();
-  for (const auto& sink : m_sinks) {
-    sink->hang(m_doc);
-  }
-  m_closed = true;  // the job ends now: the writer lets go of the result path next (HangGuard)
 }
 
 // World rank 0 prints and writes; it learns the backend's name, versions and clock from the
@@ -339,42 +227,38 @@ bool Session::sweep() {
     }
     std::vector<CaseResult> cells;
     for (const bool in_place : m_in.plan.placements) {
-      {
-        const std::lock_guard lock(m_doc_mutex);
-        m_position = Position{size, in_place, {}};
+      if (is_writer()) {
+        m_recorder.at(current_groups(), size, in_place);
       }
       for (auto& r : collect(runner ? measure_mine(*runner, size, in_place) : std::string{})) {
         failed = failed || r.status == CaseStatus::Failed;
-        record(r);
+        if (is_writer()) {
+          m_recorder.record(r);
+        }
         cells.push_back(std::move(r));
       }
     }
     if (is_writer()) {
-      emit([&](ResultSink& sink) { sink.size_done(m_doc, cells); });
+      m_recorder.size_done(cells);
     }
   }
   return failed;
 }
 
 bool Session::sweep_ring_variant() {
-  {
-    const std::lock_guard lock(m_doc_mutex);
-    m_variant = m_in.plan.variants.back();
-    m_position.reset();
+  if (is_writer()) {
+    m_recorder.between_cases();
   }
+  m_variant = m_in.plan.variants.back();
   const auto configured = m_facts.versions.find("nccl_algo");
   if (is_writer()) {
     const std::string note = fmt::format(
         "--nccl-variants: the rows above are variant configured ({}); below, variant ring: the same sweep on new "
         "communicators with NCCL_ALGO=Ring",
         configured != m_facts.versions.end() ? configured->second : "NCCL_ALGO as set");
-    emit([&](ResultSink& sink) { sink.note(note); });
+    m_recorder.note(note);
   }
   m_guard.begin("set-up: new communicators with NCCL_ALGO=Ring (--nccl-variants)");
-  // NCCL reads NCCL_ALGO when it creates a communicator (its tuning model), so the next ones ring.
-  if (::setenv("NCCL_ALGO", "Ring", 1) != 0) {
-    throw std::runtime_error("--nccl-variants: setenv(NCCL_ALGO) failed");
-  }
   rejoin(current_groups());  // the configured communicators go first
   m_guard.idle("set-up");
   return sweep();
@@ -387,29 +271,22 @@ int Session::run() {
   if (!m_in.backend_choice.empty()) {
     facts.versions["backend_choice"] = m_in.backend_choice;
   }
-  {
-    const std::lock_guard lock(m_doc_mutex);
-    m_facts = facts;
-  }
+  m_facts = facts;  // before the recorder opens: no case yet, so no hang reads it
   if (is_writer()) {
-    start_document(facts.versions);
-    plan_peaks();
-    {
-      const std::lock_guard lock(m_doc_mutex);
-      if (m_in.result_path != "-") {  // first: a row the table prints is in the file already
-        m_sinks.push_back(json_file_sink(m_in.result_path, std::string{m_coll.bench}));
-      }
-      m_sinks.push_back(table_sink(
-          table_stream(),
-          TablePrinter(table_stream(), m_in.plan.placements, m_in.config.split != Split::World || m_groups.size() > 1,
-                       m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps),
-          m_in.result_path));
-      if (m_in.result_path == "-") {  // last: after the table's footer, as before the sinks
-        m_sinks.push_back(json_stdout_sink());
-      }
+    std::vector<std::unique_ptr<ResultSink>> sinks;
+    if (m_in.result_path != "-") {  // first: a row the table prints is in the file already
+      sinks.push_back(json_file_sink(m_in.result_path, std::string{m_coll.bench}));
     }
-    const TableHeader header = table_header(facts.versions, facts.backend, facts.clock);
-    emit([&](ResultSink& sink) { sink.begin(header); });
+    sinks.push_back(table_sink(
+        table_stream(),
+        TablePrinter(table_stream(), m_in.plan.placements, m_in.config.split != Split::World || m_groups.size() > 1,
+                     m_in.config.rdma.gbits ? RateUnit::Gbps : RateUnit::GBps),
+        m_in.result_path));
+    if (m_in.result_path == "-") {  // last: after the table's footer, as before the sinks
+      sinks.push_back(json_stdout_sink());
+    }
+    m_recorder.open(start_document(facts.versions), std::move(sinks));
+    m_recorder.begin(table_header(facts.versions, facts.backend, facts.clock));
   }
   const auto first_round_start = std::chrono::steady_clock::now();
   bool failed = sweep();
@@ -420,14 +297,13 @@ int Session::run() {
     const std::string note =
         fmt::format("round 1 of {} took {:.1f} s: about {:.0f} s ({:.1f} min) more for the {} left", rounds,
                     first_round.count(), left_s, left_s / 60.0, rounds - 1);
-    emit([&](ResultSink& sink) { sink.note(note); });
+    m_recorder.note(note);
   }
   for (std::size_t round = 1; round < m_in.plan.rounds.size(); ++round) {  // the next round's groups
-    {
-      const std::lock_guard lock(m_doc_mutex);
-      m_round = round;
-      m_position.reset();
+    if (is_writer()) {
+      m_recorder.between_cases();
     }
+    m_round = round;
     m_guard.begin(fmt::format("set-up: connecting the groups of round {} of {}", round + 1, m_in.plan.rounds.size()));
     rejoin(m_in.plan.rounds[round]);
     m_guard.idle("set-up");
@@ -436,16 +312,8 @@ int Session::run() {
   if (m_in.plan.variants.size() > 1) {
     failed = sweep_ring_variant() || failed;
   }
-  if (is_writer()) {
-    const std::lock_guard lock(m_doc_mutex);
-    m_position.reset();
-    if (m_closed) {
-      return kExitTimeout;  // a hang was recorded while this rank went on: the job is being ended
-    }
-    m_doc.run.ended_utc = utc_now_iso8601();
-    for (const auto& sink : m_sinks) {
-      sink->end(m_doc);
-    }
+  if (is_writer() && !m_recorder.end()) {
+    return kExitTimeout;  // a hang was recorded while this rank went on: the job is being ended
   }
   return failed ? kExitFailure : kExitOk;
 }

@@ -1,9 +1,10 @@
 #pragma once
 // One run of a bench: the sweep over sizes and placements, in the groups of a --split, with
-// results collected on world rank 0, printed and written after every size.
+// results collected on world rank 0 and handed to its recorder (which prints and writes them after
+// every size). The session coordinates: the policies are elsewhere (the plan, the sampling, memory
+// admission, the peaks of the spec layer, the table header, the recorder and its sinks).
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +20,7 @@
 #include "ccbench/topo/peak.hpp"
 #include "ccbench/topo/topology.hpp"
 #include "hang_guard.hpp"
-#include "result_sinks.hpp"
+#include "run_recorder.hpp"
 
 namespace ccbench {
 
@@ -43,13 +44,14 @@ struct SessionInputs {
   std::string backend_choice;                    // --backend auto: which backend it chose and why; else empty
 };
 
-/// Collective: this rank's membership among `groups` (a round of --all-pairs), its backend connected.
-using JoinRound = std::function<Membership(const std::vector<GroupPlan>& groups)>;
+/// Collective: this rank's membership among `groups` (a round of --all-pairs), its backend connected, for
+/// the plan's `variant` ("ring" of --nccl-variants: the backend makes its communicators ring).
+using JoinRound = std::function<Membership(const std::vector<GroupPlan>& groups, const std::string& variant)>;
 
 class Session {
  public:
-  /// `guard` watches every op and the gathering of results; on world rank 0 the session records
-  /// a hang in the result file through it. `membership` is this rank's part in the first round;
+  /// `guard` watches every op and the gathering of results; on world rank 0 it records a hang through the
+  /// session's recorder. `membership` is this rank's part in the first round;
   /// `join_round` makes it for each later round (rounds after the first need it).
   Session(SessionInputs inputs, Group& world, Membership membership, HangGuard& guard, JoinRound join_round = {});
   Session(const Session&) = delete;
@@ -69,49 +71,25 @@ class Session {
   };
   BackendFacts backend_facts();
   bool sweep();
-  /// --nccl-variants: new communicators with NCCL_ALGO=Ring, and the sweep again (variant "ring").
+  /// --nccl-variants: new communicators for variant "ring", and the sweep again.
   bool sweep_ring_variant();
   [[nodiscard]] bool is_writer() const { return m_world.rank() == 0; }
   [[nodiscard]] std::FILE* table_stream() const { return m_in.result_path == "-" ? stderr : stdout; }
   [[nodiscard]] TableHeader table_header(const std::map<std::string, std::string>& versions, const std::string& backend,
                                          const std::string& clock) const;
+  /// Every result starts here: the case, its group, and the group's planned peak (the one place a result is
+  /// built; the measurement or a hang's verdict is added to it).
   [[nodiscard]] CaseResult base_result(const GroupPlan& group, std::uint64_t size, bool in_place) const;
   std::string measure_mine(Runner& runner, std::uint64_t size, bool in_place);
-  /// Collective over this rank's group: why a case's buffers would not fit the memory of some
-  /// rank's host or GPU (headroom kept); unset when they fit everywhere.
-  std::optional<std::string> memory_refusal(const CaseSpec& spec);
   std::vector<CaseResult> collect(const std::string& mine);
-  void start_document(const std::map<std::string, std::string>& versions);
-  void record(CaseResult& result);
-  /// Each group's bottleneck link from the topology and the spec database (world rank 0).
+  [[nodiscard]] ResultDocument start_document(const std::map<std::string, std::string>& versions) const;
+  /// Each group's bottleneck link from the topology and the spec database (every rank, before the first case).
   void plan_peaks();
-  /// Marks the case in progress timed out for every group the hang involves, and writes.
-  void record_hang(const Hang& hang);
-  /// Lets the hang guard abandon the current backend (see HangGuard::set_abandon).
+  /// Lets the hang guard abandon the current backend (see HangGuard::set_abandon); an RDMA pair's peak,
+  /// from its ports, once it is connected.
   void watch_backend();
   /// Replaces this rank's membership (a round of --all-pairs, the ring variant): the old one goes first.
   void rejoin(const std::vector<GroupPlan>& groups);
-  /// One event to every sink, in order: those that read the document under m_doc_mutex, then the others
-  /// outside it (world rank 0; the sinks are made before the first case, and never change after).
-  template <typename Event>
-  void emit(const Event& event) {
-    {
-      const std::lock_guard lock(m_doc_mutex);
-      if (m_closed) {
-        return;  // a hang is recorded: nothing is written after it
-      }
-      for (const auto& sink : m_sinks) {
-        if (sink->reads_document()) {
-          event(*sink);
-        }
-      }
-    }
-    for (const auto& sink : m_sinks) {
-      if (!sink->reads_document()) {
-        event(*sink);
-      }
-    }
-  }
 
   SessionInputs m_in;
   std::vector<GroupPlan> m_groups;  // every group of every round of the plan
@@ -122,20 +100,13 @@ class Session {
   JoinRound m_join_round;
   std::size_t m_round = 0;          // the round being measured (its groups: current_groups())
   std::size_t m_sizes_started = 0;  // over every round: where the test hooks act
-  std::string m_variant;            // --nccl-variants: "configured", then "ring"; empty otherwise
+  // What base_result reads (the recorder calls it from the hang guard's thread) changes only between cases.
+  std::string m_variant;  // --nccl-variants: "configured", then "ring"; empty otherwise
   [[nodiscard]] const std::vector<GroupPlan>& current_groups() const { return m_in.plan.rounds[m_round]; }
-  std::mutex m_doc_mutex;  // m_doc, m_position, m_facts: a hang is recorded from another thread
-  ResultDocument m_doc;
-  struct Position {
-    std::uint64_t size = 0;
-    bool in_place = false;
-    std::vector<std::string> timed_out;  // groups already recorded as timed out here
-  };
-  std::optional<Position> m_position;  // the case every group is measuring
-  bool m_closed = false;               // a hang was recorded: the document is final
   BackendFacts m_facts;
-  std::vector<std::unique_ptr<ResultSink>> m_sinks;  // world rank 0: the JSON file, the table
-  std::map<std::string, topo::Peak> m_peaks;         // by group id
+  std::map<std::string, topo::Peak> m_peaks;  // by group id, from the topology (not for RDMA pairs)
+  std::optional<topo::Peak> m_pair_peak;      // an RDMA pair's, from its ports (this rank's group)
+  RunRecorder m_recorder;                     // world rank 0's: the document and its sinks
 };
 
 }  // namespace ccbench

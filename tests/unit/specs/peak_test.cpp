@@ -317,5 +317,32 @@ TEST(ExpectedPeak, B200NodeIsNvlink900) {
   EXPECT_EQ(p.basis, "NVLink5 18 links x 50 GB/s per direction, B200");
 }
 
+// An RDMA pair: the slower port bounds it; a port the database does not rate leaves the peak unknown,
+// named (the values of a 400G NDR port and a 200G RoCE port, as ibv_query_port reports them).
+RdmaEndpoint port_of(std::string host, std::string device, std::string link_layer, std::optional<double> rate_Gbps) {
+  RdmaEndpoint e;
+  e.host = std::move(host);
+  e.device = std::move(device);
+  e.link_layer = std::move(link_layer);
+  e.rate_Gbps = rate_Gbps;
+  return e;
+}
+
+TEST(RdmaPairPeak, SlowerPortBoundsAndAnUnratedPortIsNamed) {
+  const RdmaEndpoint ndr = port_of("a", "mlx5_0", "InfiniBand", 400);
+  const RdmaEndpoint roce = port_of("b", "mlx5_1", "Ethernet", 200);
+  Peak p = rdma_pair_peak(db(), {ndr, roce});
+  ASSERT_TRUE(p.GBps);
+  EXPECT_DOUBLE_EQ(*p.GBps, 25.0);
+  EXPECT_EQ(p.basis, db().nic(200, "Ethernet")->name + " (mlx5_1 port 1 on b)");
+  RdmaEndpoint rxe = port_of("b", "rxe0", "Ethernet", std::nullopt);
+  p = rdma_pair_peak(db(), {ndr, rxe});
+  EXPECT_FALSE(p.GBps);
+  EXPECT_EQ(p.basis, "rxe0 port 1 on b: its rate is unknown, which is not a rated port in the spec database");
+  rxe.rate_Gbps = 10;
+  EXPECT_EQ(rdma_pair_peak(db(), {ndr, rxe}).basis,
+            "rxe0 port 1 on b: Ethernet 10 Gb/s is not a rated port in the spec database");
+}
+
 }  // namespace
 }  // namespace ccbench::topo

@@ -405,4 +405,24 @@ Peak gpu_pcie_peak(const SpecDatabase& specs, const Gpu& gpu, const std::string&
   return {b.GBps, std::move(b.basis)};
 }
 
+Peak rdma_pair_peak(const SpecDatabase& specs, const std::vector<RdmaEndpoint>& endpoints) {
+  Peak peak;
+  for (const auto& e : endpoints) {
+    const auto spec = e.rate_Gbps ? specs.nic(*e.rate_Gbps, e.link_layer) : std::nullopt;
+    if (!spec) {
+      peak.GBps.reset();
+      peak.basis =
+          fmt::format("{} port {} on {}: {} is not a rated port in the spec database", e.device, e.port, e.host,
+                      e.rate_Gbps ? fmt::format("{} {:g} Gb/s", e.link_layer, *e.rate_Gbps)
+                                  : std::string{"its rate is unknown, which"});
+      return peak;
+    }
+    if (!peak.GBps || spec->GBps < *peak.GBps) {
+      peak.GBps = spec->GBps;
+      peak.basis = fmt::format("{} ({} port {} on {})", spec->name, e.device, e.port, e.host);
+    }
+  }
+  return peak;
+}
+
 }  // namespace ccbench::topo

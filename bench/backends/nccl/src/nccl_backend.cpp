@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -418,7 +419,11 @@ CudaAnswer cuda_answer() noexcept { return cuda::ask(); }
 
 std::string nccl_unavailable() { return nccl_detail::nccl_load_error(); }
 
-std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check) {
+std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check,
+                                           std::string_view algo) {
+  if (!algo.empty() && ::setenv("NCCL_ALGO", std::string{algo}.c_str(), 1) != 0) {
+    throw std::runtime_error("setenv(NCCL_ALGO) failed");
+  }
   Setup setup;
   setup.nccl_version = nccl_detail::loaded_version();
   const DeviceChoice chosen = select_device_everywhere(group, local_rank, local_size, setup.nccl_version);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ccbench/rdma_info.hpp"
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology.hpp"
 
@@ -53,5 +54,10 @@ Peak expected_peak(const SpecDatabase& specs, const std::vector<HostTopology>& h
 /// lower the generation when idle), with a note in the basis when discovery saw it below its max.
 /// `label` names the GPU in the basis ("GPU 2"). For copies between host and GPU memory (copy_bench).
 Peak gpu_pcie_peak(const SpecDatabase& specs, const Gpu& gpu, const std::string& label);
+
+/// An RDMA pair (ib_write_bw / ib_write_lat): the slower of its two ports as rated in `specs`, per
+/// direction. Unknown (nullopt, the basis says which port and why) when a port's rate is unknown or not a
+/// rated port. Known once the pair is connected (the ports are chosen then), before its first case.
+Peak rdma_pair_peak(const SpecDatabase& specs, const std::vector<RdmaEndpoint>& endpoints);
 
 }  // namespace ccbench::topo

@@ -2,6 +2,7 @@
 // The NCCL backend: one rank per GPU, collectives on device memory, timed with CUDA events.
 // No CUDA or NCCL header is needed to use it.
 #include <memory>
+#include <string_view>
 
 #include "ccbench/backend.hpp"
 #include "ccbench/gpu_probe.hpp"
@@ -27,7 +28,10 @@ std::string nccl_unavailable();
 /// rank or an NCCL library older than 2.14, on every rank of `group` at once, so no rank is left
 /// waiting. Communicator creation (unique id broadcast over `group` from rank 0) is covered by
 /// `timeout_s` (TimeoutError on expiry); so is every later op. A non-positive timeout means no limit.
-/// With `check` (-c), cases whose result cannot be checked exactly are refused with the reason.
-std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check);
+/// With `check` (-c), cases whose result cannot be checked exactly are refused with the reason. A non-empty
+/// `algo` is set as NCCL_ALGO before the communicator is made (NCCL reads it then, for its tuning model):
+/// "Ring" for --nccl-variants' ring variant; it stays set for the process.
+std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check,
+                                           std::string_view algo = {});
 
 }  // namespace ccbench
