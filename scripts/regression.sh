@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regression (DESIGN.md §1): run a suite of benches, store the results under a label, and compare
-# them bench by bench with a stored baseline label through ccbench-report compare.
+# them bench by bench with a stored baseline label through ccbench-report regression.
 #   regression.sh --suite smoke --label before-upgrade
 #   regression.sh --suite smoke --label after-upgrade --baseline before-upgrade
 # Exit: 0 no SLOWER, FAILED or MISSING row (or nothing to compare: stored only); 1 a SLOWER or FAILED
@@ -20,8 +20,9 @@ usage: $prog --suite NAME --label LABEL [--baseline LABEL] [options]
 
 Runs the benches of a suite (scripts/suites/NAME.suite: one bench command line per line), stores
 their results in STORE/LABEL/, and with --baseline compares each bench's result with the one in
-STORE/BASELINE/ (ccbench-report compare --label-a BASELINE --label-b LABEL), printing the verdict
-tables: SLOWER / FASTER / SAME / UNSURE / FAILED per size and placement.
+STORE/BASELINE/ (ccbench-report regression STORE/BASELINE STORE/LABEL), printing the verdict
+tables: SLOWER / FASTER / SAME / UNSURE / FAILED per size and placement, and one verdict for the
+suite (also in STORE/LABEL/logs/regression.json).
 
 options:
   --suite NAME|PATH     a suite in scripts/suites/ ($(suite_names)), or a file
@@ -240,83 +241,12 @@ if [ -z "$baseline" ]; then
   exit "$status"
 fi
 
-base_dir=$store/$baseline
-cand_dir=$store/$label
-summary=()
-missing=()
-total_slower=0 total_failed=0 total_missing=0 compare_error=0 compared=0 compare_regressed=0
-for e in "${entries[@]}"; do
-  name=${e%%|*}
-  if [ ! -f "$base_dir/$name.json" ]; then
-    missing+=("$name")
-    summary+=("$(printf '%-24s MISSING in %s: not compared (the baseline did not run it)' "$name" "$baseline")")
-    continue
-  fi
-  if [ ! -f "$cand_dir/$name.json" ]; then
-    total_failed=$((total_failed + 1))
-    summary+=("$(printf '%-24s FAILED: no result in %s (see %s)' "$name" "$label" "$cand_dir/logs/$name.log")")
-    continue
-  fi
-  base_cmd=$(awk -F'\t' -v n="$name" '$1 == n {print $3}' "$base_dir/commands.tsv" 2>/dev/null || true)
-  cand_cmd=$(awk -F'\t' -v n="$name" '$1 == n {print $3}' "$cand_dir/commands.tsv")
-  echo
-  echo "== $name: $baseline -> $label"
-  [ -z "$base_cmd" ] || [ "$base_cmd" = "$cand_cmd" ] ||
-    echo "note: $baseline ran '$base_cmd', $label ran '$cand_cmd': only rows of both are compared"
-  rc=0
-  run_logged "$cand_dir/logs/compare-$name.txt" "$report" compare "$base_dir/$name.json" "$cand_dir/$name.json" \
-    --label-a "$baseline" --label-b "$label" --threshold "${threshold%\%}" || rc=$?
-  # the figures from compare's JSON (ccbench-report get), never from its table's wording
-  verdict_json=$cand_dir/logs/compare-$name.json
-  counts="" slower="" nfailed="" nmissing=""
-  if [ "$rc" -le 1 ]; then  # exit 1 is a verdict (a regression)
-    "$report" compare "$base_dir/$name.json" "$cand_dir/$name.json" --label-a "$baseline" --label-b "$label" \
-      --threshold "${threshold%\%}" --format json >"$verdict_json" 2>/dev/null || true
-  fi
-  if [ "$rc" -le 1 ] && [ -s "$verdict_json" ] && figures=$("$report" get "$verdict_json" /counts \
-    --fields rows,same,faster,slower,unsure,failed,missing,only_b,skipped 2>/dev/null); then
-    # nine whole numbers, tab-separated (none is ever empty, so read's joining of tabs cannot shift them)
-    IFS=$'\t' read -r nrows nsame nfaster slower nunsure nfailed nmissing nonly nskipped <<<"$figures"
-    counts="$nrows rows compared: $nsame SAME, $nfaster FASTER, $slower SLOWER, $nunsure UNSURE, $nfailed FAILED;"
-    counts+=" $nmissing MISSING from $label, $nonly only in $label, $nskipped skipped on both sides"
-  fi
-  case $rc in
-    0 | 1)
-      compared=$((compared + 1))
-      total_slower=$((total_slower + ${slower:-0}))
-      total_failed=$((total_failed + ${nfailed:-0}))
-      total_missing=$((total_missing + ${nmissing:-0}))
-      [ "$rc" = 0 ] || compare_regressed=1  # compare's exit code decides, whatever the counts say
-      summary+=("$(printf '%-24s %s' "$name" "${counts:-exit $rc}")") ;;
-    *)
-      compare_error=1
-      summary+=("$(printf '%-24s NO VERDICT: ccbench-report compare exit %s (above)' "$name" "$rc")") ;;
-  esac
-done
-extra=$(comm -13 <(for e in "${entries[@]}"; do echo "${e%%|*}.json"; done | sort) \
-  <(cd "$base_dir" && ls -- *.json 2>/dev/null | sort) | sed 's/\.json$//' | paste -sd' ' || true)
-
+# The comparison and its verdict are ccbench-report's (regression: bench by bench from the two folders'
+# results and commands.tsv); its exit code is this script's.
 echo
-echo "== regression: $label against $baseline, suite $suite_name, threshold ${threshold%\%}%"
-printf '  %s\n' "${summary[@]}"
-[ -z "$extra" ] || echo "  only in $baseline (not in suite $suite_name now): $extra"
-[ ${#missing[@]} = 0 ] ||
-  echo "baseline $baseline lacks ${#missing[@]} bench(es) of the suite: $(join ", " "${missing[@]}")"
-[ ${#failed[@]} = 0 ] || echo "benches that failed: $(join ", " "${failed[@]}")"
-[ ${#timed_out[@]} = 0 ] || echo "benches that timed out: $(join ", " "${timed_out[@]}")"
-if [ ${#timed_out[@]} -gt 0 ]; then
-  verdict="TIMED OUT" status=3
-elif [ "$compared" = 0 ] && [ ${#missing[@]} -gt 0 ]; then
-  verdict="NO VERDICT (baseline $baseline holds none of the benches of suite $suite_name)" status=2
-elif [ "$compare_error" = 1 ]; then
-  verdict="NO VERDICT (ccbench-report compare found no row in common or rejected its input, above)" status=2
-elif [ $((total_slower + total_failed + total_missing)) -gt 0 ] || [ "$compare_regressed" = 1 ] ||
-  [ ${#failed[@]} -gt 0 ]; then
-  verdict="REGRESSION ($total_slower SLOWER, $total_failed FAILED, $total_missing MISSING rows)" status=1
-elif [ ${#missing[@]} -gt 0 ]; then
-  verdict="no regression in the $compared benches compared; ${#missing[@]} not compared (missing in $baseline)" status=0
-else
-  verdict="no regression (0 SLOWER, 0 FAILED rows in $compared benches)" status=0
-fi
-echo "verdict: $verdict; exit $status"
-exit "$status"
+rc=0
+run_logged "$store/$label/logs/regression.txt" "$report" regression "$store/$baseline" "$store/$label" \
+  --label-a "$baseline" --label-b "$label" --threshold "${threshold%\%}" || rc=$?
+"$report" regression "$store/$baseline" "$store/$label" --label-a "$baseline" --label-b "$label" \
+  --threshold "${threshold%\%}" --format json >"$store/$label/logs/regression.json" 2>/dev/null || true
+exit "$rc"

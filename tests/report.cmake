@@ -7,6 +7,7 @@ add_executable(ccbench_report_tests
   unit/report/html_test.cpp
   unit/report/input_test.cpp
   unit/report/json_get_test.cpp
+  unit/report/regression_test.cpp
   unit/report/schemas_test.cpp
   unit/report/table_test.cpp
   unit/report/text_test.cpp)

@@ -26,6 +26,7 @@
 #include "ccbench/report/html.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/json_get.hpp"
+#include "ccbench/report/regression.hpp"
 #include "ccbench/report/table.hpp"
 #include "ccbench/report/text.hpp"
 #include "ccbench/version.hpp"
@@ -195,17 +196,26 @@ int run_compare(const Options& o) {
   const auto base = report::read_result_files({o.files.at(0)}, max_bytes);
   const auto cand = report::read_result_files({o.files.at(1)}, max_bytes);
   const auto comparison = report::compare_runs(base, cand, options);
-  if (comparison.rows.empty()) {  // said before anything is printed: exit 2 leaves stdout empty
-    throw UsageError(
-        comparison.skipped.empty()
-            ? fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
-                          "size, placement); nothing compared",
-                          o.files.at(0), o.files.at(1))
-            : fmt::format("no row to compare: the {} row(s) {} and {} share were skipped in both; nothing compared",
-                          comparison.skipped.size(), o.files.at(0), o.files.at(1)));
+  if (auto why = report::why_nothing_compared(comparison, o.files.at(0), o.files.at(1))) {
+    throw UsageError(*why);  // said before anything is printed: exit 2 leaves stdout empty
   }
   emit(report::render_comparison(comparison, options, format, use_colour(o, format)), "");
   return comparison.any_regression() || comparison.any_missing() ? ccbench::kExitFailure : ccbench::kExitOk;
+}
+
+int run_regression(const Options& o) {
+  const auto format = format_of(o);
+  if (format == report::Format::Csv) {
+    throw UsageError("--format csv: regression prints terminal, markdown or json");
+  }
+  report::CompareOptions options;
+  options.threshold = parse_threshold(o.threshold);
+  options.min_samples = o.min_samples;
+  options.label_a = o.label_a;
+  options.label_b = o.label_b;
+  const auto verdict = report::compare_run_folders(o.files.at(0), o.files.at(1), options, max_file_bytes(o));
+  emit(report::render_regression(verdict, format, use_colour(o, format)), "");
+  return verdict.exit_code();
 }
 
 /// --junit: a path that can be written and that is no input (writing it would replace a result), checked
@@ -344,6 +354,23 @@ int run_cli(int argc, char** argv) {
   add_format(compare, o);
   add_max_file_size(compare, o);
 
+  auto* regression = app.add_subcommand(
+      "regression",
+      "two stored runs of a suite (regression.sh's BASE and CAND label folders) compared bench by bench, one "
+      "verdict: exit 0 none, 1 SLOWER/FAILED/MISSING rows or a failed bench, 2 no verdict, 3 a bench timed out");
+  regression->add_option("folders", o.files, "BASE CAND (folders of NAME.json results and commands.tsv)")
+      ->expected(2)
+      ->required();
+  regression->add_option("--threshold", o.threshold, "a change smaller than this percentage is SAME")
+      ->capture_default_str();
+  regression->add_option("--min-samples", o.min_samples, "fewer samples on either side give UNSURE")
+      ->check(CLI::Range(2, 1000000))
+      ->capture_default_str();
+  regression->add_option("--label-a", o.label_a, "name of BASE (default: its folder's name)");
+  regression->add_option("--label-b", o.label_b, "name of CAND (default: its folder's name)");
+  add_format(regression, o);
+  add_max_file_size(regression, o);
+
   auto* accept = app.add_subcommand("accept", "acceptance: the checks of a profile, PASS/FAIL each; exit 1 on a FAIL");
   auto* accept_files = accept->add_option("files", o.files, "result files or directories of them");
   bool accept_check = false;
@@ -440,6 +467,9 @@ int run_cli(int argc, char** argv) {
         throw UsageError("compare: --check takes no files");
       }
       return run_compare(o);
+    }
+    if (regression->parsed()) {
+      return run_regression(o);
     }
     if (accept->parsed()) {
       o.junit_given = accept_junit->count() > 0;

@@ -206,4 +206,17 @@ Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<Lo
   return out;
 }
 
+std::optional<std::string> why_nothing_compared(const Comparison& comparison, const std::string& base,
+                                                const std::string& cand) {
+  if (!comparison.rows.empty()) {
+    return std::nullopt;
+  }
+  return comparison.skipped.empty()
+             ? fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
+                           "size, placement); nothing compared",
+                           base, cand)
+             : fmt::format("no row to compare: the {} row(s) {} and {} share were skipped in both; nothing compared",
+                           comparison.skipped.size(), base, cand);
+}
+
 }  // namespace ccbench::report

@@ -78,6 +78,8 @@ TextTable section_table(const std::vector<const RowComparison*>& rows, const Com
   return table;
 }
 
+}  // namespace
+
 std::string summary_line(const Comparison& c) {
   std::map<Verdict, int> counts;
   for (const auto& r : c.rows) {
@@ -90,6 +92,8 @@ std::string summary_line(const Comparison& c) {
       counts[Verdict::Failed], c.only_base.size(), printable(c.label_b), c.only_cand.size(), printable(c.label_b),
       c.skipped.size());
 }
+
+namespace {
 
 std::string render_text(const Comparison& c, const CompareOptions& o, bool markdown, bool colour) {
   const std::string lead = markdown ? "" : "# ";

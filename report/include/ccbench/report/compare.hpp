@@ -55,6 +55,13 @@ struct Comparison {
 
 Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<LoadedRun>& cand,
                         const CompareOptions& options);
+/// Why a comparison of `base` with `cand` (as named on the command line) has no verdict: no row in common, or
+/// only rows skipped on both sides; unset when it has rows.
+std::optional<std::string> why_nothing_compared(const Comparison& comparison, const std::string& base,
+                                                const std::string& cand);
+/// "12 rows compared: 10 SAME, 0 FASTER, 2 SLOWER, 0 UNSURE, 0 FAILED; 0 MISSING from B, 0 only in B, 0 skipped
+/// on both sides": the counts of the verdicts, as the terminal prints them.
+std::string summary_line(const Comparison& comparison);
 std::string render_comparison(const Comparison& comparison, const CompareOptions& options, Format format, bool colour);
 
 }  // namespace ccbench::report

@@ -1,0 +1,62 @@
+#pragma once
+// `ccbench-report regression BASE_DIR CAND_DIR`: two stored runs of a suite (regression.sh's labels) compared
+// bench by bench, and one verdict for the suite with its exit code. The verdict is worked out from the
+// comparisons' values, never from their text.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccbench/report/compare.hpp"
+#include "ccbench/report/text.hpp"
+
+namespace ccbench::report {
+
+/// One bench of the candidate's suite.
+struct BenchRegression {
+  enum class State {
+    Compared,   // both sides have a result with rows in common
+    NotInBase,  // the baseline did not run it: not compared
+    NoResult,   // the candidate has no result: it failed
+    NoVerdict,  // compare refused (no row in common, an unreadable file)
+  };
+  std::string name;  // "allreduce_bench", "allreduce_bench-2" (a bench's second line)
+  State state = State::Compared;
+  std::optional<int> bench_exit;  // the candidate's bench exit code (commands.tsv), when recorded
+  std::string command_base;       // the suite lines that made each side (commands.tsv), when recorded
+  std::string command_cand;
+  std::optional<Comparison> comparison;  // Compared
+  std::string why;                       // NoVerdict: compare's one line
+};
+
+struct RegressionVerdict {
+  enum class Outcome { NoRegression, Regression, NoVerdict, TimedOut };
+  std::string label_a;
+  std::string label_b;
+  std::filesystem::path cand_dir;
+  CompareOptions options;
+  std::vector<BenchRegression> benches;   // in the candidate's suite order
+  std::vector<std::string> only_in_base;  // results of the baseline the candidate's suite has not
+  std::size_t slower = 0;                 // rows, over the benches compared
+  std::size_t failed = 0;                 // rows FAILED, and benches without a result
+  std::size_t missing = 0;                // rows of the baseline the candidate lacks
+  std::size_t compared = 0;               // benches compared
+  Outcome outcome = Outcome::NoRegression;
+  [[nodiscard]] int exit_code() const;     // 0, 1, 2 (no verdict), 3 (a bench timed out)
+  [[nodiscard]] std::string text() const;  // "REGRESSION (2 SLOWER, 0 FAILED, 0 MISSING rows)", ...
+  [[nodiscard]] std::vector<std::string> names(BenchRegression::State state) const;
+  [[nodiscard]] std::vector<std::string> timed_out() const;       // benches that exited 3
+  [[nodiscard]] std::vector<std::string> failed_benches() const;  // "name (exit N)": other non-zero exits
+};
+
+/// A stored run: a folder of NAME.json results and, from regression.sh, commands.tsv (NAME, exit code, suite
+/// line, tab-separated, in suite order). Without commands.tsv its results are the benches, in name order.
+/// Labels default to the folders' names. Throws UsageError (one line) when a folder cannot be read.
+RegressionVerdict compare_run_folders(const std::filesystem::path& base, const std::filesystem::path& cand,
+                                      const CompareOptions& options, std::uintmax_t max_file_bytes);
+
+/// Terminal or Markdown: each bench's comparison as `compare` prints it, then the summary and the verdict line;
+/// JSON: the values (schema ccbench.report.regression). CSV is refused by the caller.
+std::string render_regression(const RegressionVerdict& verdict, Format format, bool colour);
+
+}  // namespace ccbench::report

@@ -1,0 +1,377 @@
+#include "ccbench/report/regression.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "ccbench/errors.hpp"
+#include "ccbench/report/input.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One line of commands.tsv: the bench's result name, its exit code, the suite line that ran it.
+struct Command {
+  std::optional<int> exit;
+  std::string line;
+};
+
+/// commands.tsv in suite order; empty when the folder has none (results stored by another tool).
+std::vector<std::pair<std::string, Command>> read_commands(const fs::path& dir) {
+  std::vector<std::pair<std::string, Command>> out;
+  std::ifstream in(dir / "commands.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string name;
+    std::string exit;
+    Command c;
+    if (!std::getline(fields, name, '\t') || name.empty()) {
+      continue;
+    }
+    std::getline(fields, exit, '\t');
+    std::getline(fields, c.line);
+    try {
+      c.exit = std::stoi(exit);
+    } catch (const std::exception&) {
+      c.exit.reset();  // a line without one: the exit code is not known
+    }
+    out.emplace_back(std::move(name), std::move(c));
+  }
+  return out;
+}
+
+/// The NAME.json results of a folder, by name.
+std::set<std::string> result_names(const fs::path& dir) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".json") {
+      names.insert(entry.path().stem().string());
+    }
+  }
+  if (ec) {
+    throw UsageError(fmt::format("{}: cannot list it: {}", dir.string(), ec.message()));
+  }
+  return names;
+}
+
+void check_folder(const fs::path& dir, std::string_view which) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw UsageError(
+        fmt::format("{} {}: not a folder (a stored run: NAME.json results, and commands.tsv)", which, dir.string()));
+  }
+}
+
+std::string folder_name(const fs::path& dir) {
+  const fs::path clean = dir.lexically_normal();
+  return (clean.has_filename() ? clean.filename() : clean.parent_path().filename()).string();
+}
+
+std::map<Verdict, std::size_t> verdict_counts(const Comparison& c) {
+  std::map<Verdict, std::size_t> counts;
+  for (const auto& r : c.rows) {
+    ++counts[r.verdict];
+  }
+  return counts;
+}
+
+}  // namespace
+
+int RegressionVerdict::exit_code() const {
+  switch (outcome) {
+    case Outcome::NoRegression:
+      return kExitOk;
+    case Outcome::Regression:
+      return kExitFailure;
+    case Outcome::NoVerdict:
+      return kExitUsage;
+    case Outcome::TimedOut:
+      return kExitTimeout;
+  }
+  return kExitFailure;
+}
+
+std::vector<std::string> RegressionVerdict::names(BenchRegression::State state) const {
+  std::vector<std::string> out;
+  for (const auto& b : benches) {
+    if (b.state == state) {
+      out.push_back(b.name);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> RegressionVerdict::timed_out() const {
+  std::vector<std::string> out;
+  for (const auto& b : benches) {
+    if (b.bench_exit == kExitTimeout) {
+      out.push_back(b.name);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> RegressionVerdict::failed_benches() const {
+  std::vector<std::string> out;
+  for (const auto& b : benches) {
+    if (b.bench_exit && *b.bench_exit != kExitOk && *b.bench_exit != kExitTimeout) {
+      out.push_back(fmt::format("{} (exit {})", b.name, *b.bench_exit));
+    }
+  }
+  return out;
+}
+
+std::string RegressionVerdict::text() const {
+  switch (outcome) {
+    case Outcome::TimedOut:
+      return "TIMED OUT";
+    case Outcome::NoVerdict:
+      return compared == 0 && !names(BenchRegression::State::NotInBase).empty()
+                 ? fmt::format("NO VERDICT (baseline {} holds none of the benches of the suite)", printable(label_a))
+                 : std::string{
+                       "NO VERDICT (ccbench-report compare found no row in common or rejected its input, above)"};
+    case Outcome::Regression:
+      return fmt::format("REGRESSION ({} SLOWER, {} FAILED, {} MISSING rows)", slower, failed, missing);
+    case Outcome::NoRegression:
+      break;
+  }
+  if (const auto not_in_base = names(BenchRegression::State::NotInBase); !not_in_base.empty()) {
+    return fmt::format("no regression in the {} benches compared; {} not compared (missing in {})", compared,
+                       not_in_base.size(), printable(label_a));
+  }
+  return fmt::format("no regression (0 SLOWER, 0 FAILED rows in {} benches)", compared);
+}
+
+RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand, const CompareOptions& options,
+                                      std::uintmax_t max_file_bytes) {
+  check_folder(base, "BASE");
+  check_folder(cand, "CAND");
+  RegressionVerdict v;
+  v.label_a = options.label_a.empty() ? folder_name(base) : options.label_a;
+  v.label_b = options.label_b.empty() ? folder_name(cand) : options.label_b;
+  v.cand_dir = cand;
+  v.options = options;
+  v.options.label_a = v.label_a;
+  v.options.label_b = v.label_b;
+  const auto base_results = result_names(base);
+  const auto cand_results = result_names(cand);
+  auto suite = read_commands(cand);
+  if (suite.empty()) {  // not stored by regression.sh: its results are the suite
+    for (const auto& name : cand_results) {
+      suite.emplace_back(name, Command{});
+    }
+  }
+  std::map<std::string, std::string> base_lines;
+  for (auto& [name, c] : read_commands(base)) {
+    base_lines[name] = std::move(c.line);
+  }
+  bool regressed = false;
+  bool no_verdict = false;
+  std::set<std::string> in_suite;
+  for (const auto& [name, command] : suite) {
+    in_suite.insert(name);
+    BenchRegression b;
+    b.name = name;
+    b.bench_exit = command.exit;
+    b.command_cand = command.line;
+    if (const auto line = base_lines.find(name); line != base_lines.end()) {
+      b.command_base = line->second;
+    }
+    if (!base_results.contains(name)) {
+      b.state = BenchRegression::State::NotInBase;
+    } else if (!cand_results.contains(name)) {
+      b.state = BenchRegression::State::NoResult;
+      ++v.failed;
+    } else {
+      const std::string a = (base / (name + ".json")).string();
+      const std::string c = (cand / (name + ".json")).string();
+      try {
+        Comparison comparison =
+            compare_runs(read_result_files({a}, max_file_bytes), read_result_files({c}, max_file_bytes), v.options);
+        if (auto why = why_nothing_compared(comparison, a, c)) {
+          b.state = BenchRegression::State::NoVerdict;
+          b.why = std::move(*why);
+        } else {
+          const auto counts = verdict_counts(comparison);
+          const auto count = [&counts](Verdict verdict) {
+            const auto it = counts.find(verdict);
+            return it == counts.end() ? std::size_t{0} : it->second;
+          };
+          v.slower += count(Verdict::Slower);
+          v.failed += count(Verdict::Failed);
+          v.missing += comparison.only_base.size();
+          regressed = regressed || comparison.any_regression() || comparison.any_missing();
+          ++v.compared;
+          b.comparison = std::move(comparison);
+        }
+      } catch (const UsageError& e) {  // an unreadable or malformed file: this bench has no verdict
+        b.state = BenchRegression::State::NoVerdict;
+        b.why = e.what();
+      }
+      no_verdict = no_verdict || b.state == BenchRegression::State::NoVerdict;
+    }
+    v.benches.push_back(std::move(b));
+  }
+  for (const auto& name : base_results) {
+    if (!in_suite.contains(name)) {
+      v.only_in_base.push_back(name);
+    }
+  }
+  using Outcome = RegressionVerdict::Outcome;
+  const bool not_in_base = !v.names(BenchRegression::State::NotInBase).empty();
+  if (!v.timed_out().empty()) {
+    v.outcome = Outcome::TimedOut;
+  } else if ((v.compared == 0 && not_in_base) || no_verdict) {
+    v.outcome = Outcome::NoVerdict;
+  } else if (regressed || v.slower + v.failed + v.missing > 0 || !v.failed_benches().empty()) {
+    v.outcome = Outcome::Regression;
+  } else {
+    v.outcome = Outcome::NoRegression;
+  }
+  return v;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    out += (out.empty() ? "" : std::string{separator}) + printable(item);
+  }
+  return out;
+}
+
+std::string bench_summary(const RegressionVerdict& v, const BenchRegression& b) {
+  using State = BenchRegression::State;
+  std::string what;
+  switch (b.state) {
+    case State::NotInBase:
+      what = fmt::format("MISSING in {}: not compared (the baseline did not run it)", printable(v.label_a));
+      break;
+    case State::NoResult:
+      what = fmt::format("FAILED: no result in {} (see {})", printable(v.label_b),
+                         (v.cand_dir / "logs" / (b.name + ".log")).string());
+      break;
+    case State::NoVerdict:
+      what = "NO VERDICT: " + printable(b.why);
+      break;
+    case State::Compared:
+      what = summary_line(*b.comparison);
+      break;
+  }
+  return fmt::format("{:<24} {}", printable(b.name), what);
+}
+
+std::string render_text(const RegressionVerdict& v, Format format, bool colour) {
+  const bool md = format == Format::Markdown;
+  std::string out;
+  for (const auto& b : v.benches) {
+    if (b.state != BenchRegression::State::Compared && b.state != BenchRegression::State::NoVerdict) {
+      continue;
+    }
+    out += fmt::format("\n{}== {}: {} -> {}\n", md ? "### " : "", printable(b.name), printable(v.label_a),
+                       printable(v.label_b));
+    if (!b.command_base.empty() && b.command_base != b.command_cand) {
+      out += fmt::format("note: {} ran '{}', {} ran '{}': only rows of both are compared\n", printable(v.label_a),
+                         printable(b.command_base), printable(v.label_b), printable(b.command_cand));
+    }
+    out += b.comparison ? render_comparison(*b.comparison, v.options, format, colour)
+                        : fmt::format("ccbench-report: {}\n", printable(b.why));
+  }
+  out += fmt::format("\n{}== regression: {} against {}, threshold {:g}%\n", md ? "### " : "", printable(v.label_b),
+                     printable(v.label_a), v.options.threshold * 100.0);
+  for (const auto& b : v.benches) {
+    out += fmt::format("{}{}\n", md ? "- " : "  ", bench_summary(v, b));
+  }
+  if (!v.only_in_base.empty()) {
+    out += fmt::format("  only in {} (not in the suite now): {}\n", printable(v.label_a), joined(v.only_in_base, " "));
+  }
+  if (const auto missing = v.names(BenchRegression::State::NotInBase); !missing.empty()) {
+    out += fmt::format("baseline {} lacks {} bench(es) of the suite: {}\n", printable(v.label_a), missing.size(),
+                       joined(missing, ", "));
+  }
+  if (const auto failed = v.failed_benches(); !failed.empty()) {
+    out += fmt::format("benches that failed: {}\n", joined(failed, ", "));
+  }
+  if (const auto timed_out = v.timed_out(); !timed_out.empty()) {
+    out += fmt::format("benches that timed out: {}\n", joined(timed_out, ", "));
+  }
+  out += fmt::format("verdict: {}; exit {}\n", v.text(), v.exit_code());
+  return out;
+}
+
+std::string state_name(BenchRegression::State state) {
+  switch (state) {
+    case BenchRegression::State::Compared:
+      return "compared";
+    case BenchRegression::State::NotInBase:
+      return "not_in_a";
+    case BenchRegression::State::NoResult:
+      return "no_result";
+    case BenchRegression::State::NoVerdict:
+      return "no_verdict";
+  }
+  return {};
+}
+
+std::string render_json(const RegressionVerdict& v) {
+  auto benches = nlohmann::ordered_json::array();
+  for (const auto& b : v.benches) {
+    nlohmann::ordered_json j = {{"name", b.name}, {"state", state_name(b.state)}};
+    j["bench_exit"] = b.bench_exit ? nlohmann::ordered_json(*b.bench_exit) : nlohmann::ordered_json(nullptr);
+    j["command_a"] = b.command_base;
+    j["command_b"] = b.command_cand;
+    if (b.comparison) {
+      const auto c = verdict_counts(*b.comparison);
+      const auto count = [&c](Verdict verdict) {
+        const auto it = c.find(verdict);
+        return it == c.end() ? std::size_t{0} : it->second;
+      };
+      j["regression"] = b.comparison->any_regression() || b.comparison->any_missing();
+      j["counts"] = {{"rows", b.comparison->rows.size()},         {"same", count(Verdict::Same)},
+                     {"faster", count(Verdict::Faster)},          {"slower", count(Verdict::Slower)},
+                     {"unsure", count(Verdict::Unsure)},          {"failed", count(Verdict::Failed)},
+                     {"missing", b.comparison->only_base.size()}, {"only_b", b.comparison->only_cand.size()},
+                     {"skipped", b.comparison->skipped.size()}};
+    }
+    if (!b.why.empty()) {
+      j["why"] = b.why;
+    }
+    benches.push_back(std::move(j));
+  }
+  const nlohmann::ordered_json doc = {
+      {"schema", "ccbench.report.regression"},
+      {"schema_version", "1.0.0"},
+      {"label_a", v.label_a},
+      {"label_b", v.label_b},
+      {"threshold", v.options.threshold},
+      {"min_samples", v.options.min_samples},
+      {"verdict", v.text()},
+      {"exit", v.exit_code()},
+      {"totals",
+       {{"benches_compared", v.compared}, {"slower", v.slower}, {"failed", v.failed}, {"missing", v.missing}}},
+      {"benches", benches},
+      {"not_in_a", v.names(BenchRegression::State::NotInBase)},
+      {"only_in_a", v.only_in_base},
+      {"failed_benches", v.failed_benches()},
+      {"timed_out", v.timed_out()}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::string render_regression(const RegressionVerdict& verdict, Format format, bool colour) {
+  return format == Format::Json ? render_json(verdict) : render_text(verdict, format, colour);
+}
+
+}  // namespace ccbench::report

@@ -1,0 +1,140 @@
+// ccbench-report regression on folders laid out as regression.sh stores a label (NAME.json results and
+// commands.tsv), made of the real runs under tests/data/report/runs: each verdict and exit code.
+#include "ccbench/report/regression.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ccbench/errors.hpp"
+
+namespace ccbench::report {
+namespace {
+
+namespace fs = std::filesystem;
+fs::path runs() { return fs::path(CCBENCH_REPORT_DATA) / "runs"; }
+
+/// A stored label: `results` are (NAME, fixture file) copied in as NAME.json; `commands` the lines of
+/// commands.tsv (NAME, exit code); none: no commands.tsv.
+class Label {
+ public:
+  Label(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& results,
+        const std::vector<std::pair<std::string, int>>& commands)
+      : m_dir(dir) {
+    fs::create_directories(dir);
+    for (const auto& [name, fixture] : results) {
+      fs::copy_file(runs() / fixture, dir / (name + ".json"));
+    }
+    if (!commands.empty()) {
+      std::ofstream tsv(dir / "commands.tsv");
+      for (const auto& [name, exit] : commands) {
+        tsv << name << '\t' << exit << '\t' << name << " --backend mpi -c 1\n";
+      }
+    }
+  }
+  [[nodiscard]] const fs::path& dir() const { return m_dir; }
+
+ private:
+  fs::path m_dir;
+};
+
+/// A folder of its own for each test, removed after it.
+class Regression : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_root = fs::temp_directory_path() / ("ccbench-regression-test-" + std::to_string(::getpid()));
+    fs::remove_all(m_root);
+  }
+  void TearDown() override { fs::remove_all(m_root); }
+  static RegressionVerdict run(const Label& base, const Label& cand) {
+    return compare_run_folders(base.dir(), cand.dir(), CompareOptions{}, kDefaultMaxFileBytes);
+  }
+  [[nodiscard]] const fs::path& root() const { return m_root; }
+
+ private:
+  fs::path m_root;
+};
+
+TEST_F(Regression, TheSameRunsAreNoRegression) {
+  const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  const auto v = run(a, b);
+  EXPECT_EQ(v.exit_code(), 0);
+  EXPECT_EQ(v.text(), "no regression (0 SLOWER, 0 FAILED rows in 1 benches)");
+  EXPECT_EQ(v.label_a, "a");
+  ASSERT_EQ(v.benches.size(), 1U);
+  ASSERT_TRUE(v.benches[0].comparison);
+  EXPECT_FALSE(v.benches[0].comparison->rows.empty());
+}
+
+TEST_F(Regression, ABenchWithoutResultIsAFailedRegression) {
+  const Label a(root() / "a",
+                {{"allreduce_bench", "allreduce-np4-a.json"}, {"sendrecv_bench", "sendrecv-pairs-np4.json"}},
+                {{"allreduce_bench", 0}, {"sendrecv_bench", 0}});
+  const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-a.json"}},
+                {{"allreduce_bench", 0}, {"sendrecv_bench", 1}});
+  const auto v = run(a, b);
+  EXPECT_EQ(v.exit_code(), 1);
+  EXPECT_EQ(v.text(), "REGRESSION (0 SLOWER, 1 FAILED, 0 MISSING rows)");
+  EXPECT_EQ(v.failed_benches(), std::vector<std::string>{"sendrecv_bench (exit 1)"});
+  EXPECT_EQ(v.names(BenchRegression::State::NoResult), std::vector<std::string>{"sendrecv_bench"});
+  const std::string text = render_regression(v, Format::Terminal, false);
+  EXPECT_NE(text.find("sendrecv_bench           FAILED: no result in b (see "), std::string::npos) << text;
+  EXPECT_NE(text.find("verdict: REGRESSION (0 SLOWER, 1 FAILED, 0 MISSING rows); exit 1\n"), std::string::npos);
+}
+
+TEST_F(Regression, ABaselineWithoutTheBenchIsReportedNotIgnored) {
+  const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}, {"allgather_bench", "allgather-np4.json"}},
+                {});
+  const Label b(root() / "b",
+                {{"allreduce_bench", "allreduce-np4-a.json"}, {"sendrecv_bench", "sendrecv-pairs-np4.json"}},
+                {{"allreduce_bench", 0}, {"sendrecv_bench", 0}});
+  const auto v = run(a, b);
+  EXPECT_EQ(v.exit_code(), 0);
+  EXPECT_EQ(v.text(), "no regression in the 1 benches compared; 1 not compared (missing in a)");
+  EXPECT_EQ(v.only_in_base, std::vector<std::string>{"allgather_bench"});
+  const std::string text = render_regression(v, Format::Terminal, false);
+  EXPECT_NE(text.find("sendrecv_bench           MISSING in a: not compared"), std::string::npos) << text;
+  EXPECT_NE(text.find("baseline a lacks 1 bench(es) of the suite: sendrecv_bench"), std::string::npos) << text;
+  EXPECT_NE(text.find("only in a (not in the suite now): allgather_bench"), std::string::npos) << text;
+}
+
+TEST_F(Regression, NoRowInCommonIsNoVerdictAndATimeoutWins) {
+  const Label a(root() / "a", {{"allreduce_bench", "allgather-np4.json"}}, {});
+  const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-a.json"}}, {});
+  auto v = run(a, b);
+  EXPECT_EQ(v.exit_code(), 2);
+  EXPECT_EQ(v.benches.at(0).state, BenchRegression::State::NoVerdict);
+  EXPECT_NE(v.benches.at(0).why.find("no row in common"), std::string::npos) << v.benches.at(0).why;
+  const Label c(root() / "c", {{"allreduce_bench", "allreduce-np4-a.json"}, {"reduce_bench", "timed-out.json"}},
+                {{"allreduce_bench", 0}, {"reduce_bench", 3}});
+  v = run(b, c);
+  EXPECT_EQ(v.exit_code(), 3);
+  EXPECT_EQ(v.timed_out(), std::vector<std::string>{"reduce_bench"});
+}
+
+TEST_F(Regression, JsonHoldsTheCountsCompareGives) {
+  const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {});
+  const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-b.json"}}, {});
+  const auto v = run(a, b);
+  const auto doc = nlohmann::json::parse(render_regression(v, Format::Json, false));
+  EXPECT_EQ(doc.at("schema"), "ccbench.report.regression");
+  EXPECT_EQ(doc.at("exit"), v.exit_code());
+  const Comparison& c = *v.benches.at(0).comparison;
+  EXPECT_EQ(doc.at("benches").at(0).at("counts").at("rows"), c.rows.size());
+  EXPECT_EQ(doc.at("totals").at("slower"), v.slower);
+  EXPECT_EQ(doc.at("benches").at(0).at("regression"), c.any_regression() || c.any_missing());
+}
+
+TEST_F(Regression, AFolderThatIsNoneIsOneLine) {
+  const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {});
+  EXPECT_THROW(compare_run_folders(a.dir(), root() / "nosuch", CompareOptions{}, kDefaultMaxFileBytes), UsageError);
+}
+
+}  // namespace
+}  // namespace ccbench::report
