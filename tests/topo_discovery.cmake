@@ -17,6 +17,7 @@ endif()
 add_executable(ccbench_topo_discovery_tests
   unit/topo/cli_test.cpp
   unit/topo/discover_test.cpp
+  unit/topo/fabric_test.cpp
   unit/topo/matrix_test.cpp
   unit/topo/report_test.cpp
   unit/topo/topology_json_test.cpp)
@@ -24,6 +25,7 @@ target_link_libraries(ccbench_topo_discovery_tests PRIVATE ccbench::topo_discove
                       ccbench::warnings)
 target_compile_definitions(ccbench_topo_discovery_tests PRIVATE
   CCBENCH_TOPO_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data/topo"
+  CCBENCH_FABRIC_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data/fabric"
   CCBENCH_TOPO_BIN="$<TARGET_FILE:ccbench-topo>"
   CCBENCH_FAKE_NVML="$<TARGET_FILE:ccbench_fake_nvml>")
 add_dependencies(ccbench_topo_discovery_tests ccbench-topo ccbench_fake_nvml)

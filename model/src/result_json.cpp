@@ -303,6 +303,73 @@ BindingRecord binding_from_json(const nlohmann::json& j) {
   return b;
 }
 
+nlohmann::json fabric_to_json(const HostFabric& h) {
+  nlohmann::json moved = nlohmann::json::array();
+  for (const auto& d : h.moved) {
+    nlohmann::json m = {{"source", d.source}, {"device", d.device}, {"port", d.port},
+                        {"name", d.name},     {"delta", d.delta},   {"kind", name(d.kind)}};
+    if (d.lower_bound) {
+      m["lower_bound"] = true;
+    }
+    if (const auto meaning = counter_info(d.source, d.name).meaning; !meaning.empty()) {
+      m["meaning"] = meaning;
+    }
+    moved.push_back(std::move(m));
+  }
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& l : h.links) {
+    nlohmann::json j = {{"kind", l.kind}, {"device", l.device}, {"current", l.current}, {"below", l.below}};
+    const auto optional = [&j](const char* key, const std::string& value) {
+      if (!value.empty()) {
+        j[key] = value;
+      }
+    };
+    optional("role", l.role);
+    optional("capable", l.capable);
+    optional("state", l.state);
+    optional("firmware", l.firmware);
+    if (!l.aer.empty()) {
+      j["aer"] = l.aer;
+    }
+    links.push_back(std::move(j));
+  }
+  return {{"host", h.host}, {"seconds", h.seconds}, {"counters_read", h.counters_read},
+          {"moved", moved}, {"links", links},       {"warnings", h.warnings}};
+}
+
+HostFabric fabric_from_json(const nlohmann::json& j) {
+  HostFabric h;
+  h.host = j.at("host").get<std::string>();
+  h.seconds = j.at("seconds").get<double>();
+  h.counters_read = j.at("counters_read").get<std::size_t>();
+  for (const auto& m : j.at("moved")) {
+    CounterDelta d;
+    d.source = m.at("source").get<std::string>();
+    d.device = m.at("device").get<std::string>();
+    d.port = m.at("port").get<int>();
+    d.name = m.at("name").get<std::string>();
+    d.delta = m.at("delta").get<std::uint64_t>();
+    d.kind = parse_counter_kind(m.at("kind").get<std::string>()).value_or(CounterKind::Other);
+    d.lower_bound = m.value("lower_bound", false);
+    h.moved.push_back(std::move(d));
+  }
+  for (const auto& l : j.at("links")) {
+    LinkState s;
+    s.kind = l.at("kind").get<std::string>();
+    s.device = l.at("device").get<std::string>();
+    s.current = l.at("current").get<std::string>();
+    s.below = l.at("below").get<bool>();
+    s.role = l.value("role", "");
+    s.capable = l.value("capable", "");
+    s.state = l.value("state", "");
+    s.firmware = l.value("firmware", "");
+    s.aer = l.value("aer", std::map<std::string, std::uint64_t>{});
+    h.links.push_back(std::move(s));
+  }
+  h.warnings = j.at("warnings").get<std::vector<std::string>>();
+  return h;
+}
+
 nlohmann::json to_json(const ResultDocument& doc) {
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : doc.environment.hosts) {
@@ -322,20 +389,29 @@ nlohmann::json to_json(const ResultDocument& doc) {
     environment["binding"] = binding;
   }
   const auto& run = doc.run;
-  return {{"schema", kSchemaName},
-          {"schema_version", kSchemaVersion},
-          {"run",
-           {{"id", run.id},
-            {"benchmark", run.benchmark},
-            {"started_utc", run.started_utc},
-            {"ended_utc", run.ended_utc.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.ended_utc)},
-            {"argv", run.argv},
-            {"tool_version", run.tool_version},
-            {"git_revision", run.git_revision},
-            {"label", run.label}}},
-          {"environment", environment},
-          {"topology", doc.topology},
-          {"results", results}};
+  nlohmann::json out = {
+      {"schema", kSchemaName},
+      {"schema_version", kSchemaVersion},
+      {"run",
+       {{"id", run.id},
+        {"benchmark", run.benchmark},
+        {"started_utc", run.started_utc},
+        {"ended_utc", run.ended_utc.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.ended_utc)},
+        {"argv", run.argv},
+        {"tool_version", run.tool_version},
+        {"git_revision", run.git_revision},
+        {"label", run.label}}},
+      {"environment", environment},
+      {"topology", doc.topology},
+      {"results", results}};
+  if (!doc.fabric.empty()) {
+    nlohmann::json fabric = nlohmann::json::array();
+    for (const auto& h : doc.fabric) {
+      fabric.push_back(fabric_to_json(h));
+    }
+    out["fabric"] = std::move(fabric);
+  }
+  return out;
 }
 
 ResultDocument document_from_json(const nlohmann::json& j) {
@@ -362,6 +438,9 @@ ResultDocument document_from_json(const nlohmann::json& j) {
     doc.environment.binding.push_back(binding_from_json(b));
   }
   doc.topology = j.at("topology");
+  for (const auto& h : j.value("fabric", nlohmann::json::array())) {  // added in 1.8.0
+    doc.fabric.push_back(fabric_from_json(h));
+  }
   for (const auto& r : j.at("results")) {
     doc.results.push_back(case_from_json(r));
   }

@@ -212,9 +212,10 @@ std::optional<std::string> why_nothing_compared(const Comparison& comparison, co
     return std::nullopt;
   }
   return comparison.skipped.empty()
-             ? fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
-                           "size, placement); nothing compared",
-                           base, cand)
+             ? fmt::format(
+                   "no row in common: {} and {} measured different things (bench, op, dtype, group, "
+                   "size, placement); nothing compared",
+                   base, cand)
              : fmt::format("no row to compare: the {} row(s) {} and {} share were skipped in both; nothing compared",
                            comparison.skipped.size(), base, cand);
 }

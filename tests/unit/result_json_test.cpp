@@ -30,6 +30,23 @@ ResultDocument sample_document() {
                              {1, "node0", BindPolicy::None, false, std::nullopt, "0-63", "unchanged", std::nullopt,
                               std::nullopt, std::nullopt, "--bind auto would use NUMA node 1 (CPUs 16-31,48-63)"}};
   doc.topology = {{"hosts", {{{"hostname", "node0"}, {"gpus", nlohmann::json::array()}}}}};
+  HostFabric fabric;  // 1.8: what each host's counters and links said
+  fabric.host = "node0";
+  fabric.seconds = 12.5;
+  fabric.counters_read = 40;
+  fabric.moved = {{"rdma", "mlx5_0", 1, "port_xmit_data", 250, CounterKind::Traffic, false},
+                  {"rdma", "mlx5_0", 1, "symbol_error", 3, CounterKind::Error, true}};
+  fabric.links = {{"rdma_port",
+                   "mlx5_0 port 1",
+                   "hca",
+                   "200 Gb/sec (2X NDR)",
+                   "400 Gb/sec (4X NDR)",
+                   true,
+                   "4: ACTIVE",
+                   "28.39.1002",
+                   {}}};
+  fabric.warnings = {"mlx5_0 port 1 symbol_error: at its 16-bit maximum 65535"};
+  doc.fabric = {fabric};
   CaseResult r;
   r.benchmark = "allreduce_bench";
   r.backend = "mpi";
@@ -94,7 +111,7 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.7.0");
+  EXPECT_EQ(j.at("schema_version"), "1.8.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
   EXPECT_FALSE(j.at("results").at(0).contains("variant"));  // only --nccl-variants rows carry one

@@ -9,6 +9,7 @@
 
 #include "ccbench/case_spec.hpp"
 #include "ccbench/config.hpp"
+#include "ccbench/fabric.hpp"
 #include "ccbench/host_info.hpp"
 #include "ccbench/rdma_info.hpp"
 #include "ccbench/statistics.hpp"
@@ -20,8 +21,8 @@ inline constexpr std::string_view kSchemaName = "ccbench.result";
 // 1.3: ib_write_bw / ib_write_lat (backend verbs, rdma, bw_peak_GBps), time.p999_us;
 // 1.4: copy_bench (op copy, backend cuda, group copy), timing graph; 1.5: --nccl-variants;
 // 1.6: a null median CI below 6 samples, rdma.run_bw_GBps, stop_reason noise_floor;
-// 1.7: group kind hosts (--hosts-per-group)
-inline constexpr std::string_view kSchemaVersion = "1.7.0";
+// 1.7: group kind hosts (--hosts-per-group); 1.8: fabric (each host's counters and links)
+inline constexpr std::string_view kSchemaVersion = "1.8.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 /// NoiseFloor: the median's interval would not reach the target within the time budget.
@@ -101,7 +102,8 @@ struct EnvironmentInfo {
 struct ResultDocument {
   RunInfo run;
   EnvironmentInfo environment;
-  nlohmann::json topology;  // what topo/ discovered ({"hosts": [...]}), opaque to core; null if none
+  nlohmann::json topology;         // what topo/ discovered ({"hosts": [...]}), opaque to core; null if none
+  std::vector<HostFabric> fabric;  // 1.8: per host, its counters' deltas and links over the run; empty if none
   std::vector<CaseResult> results;
 };
 

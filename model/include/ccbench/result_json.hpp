@@ -22,6 +22,10 @@ RdmaInfo rdma_from_json(const nlohmann::json& j);
 nlohmann::json binding_to_json(const BindingRecord& binding);
 BindingRecord binding_from_json(const nlohmann::json& j);
 
+/// A host's fabric evidence (schema 1.8.0), with the meaning of each well-known counter that moved.
+nlohmann::json fabric_to_json(const HostFabric& h);
+HostFabric fabric_from_json(const nlohmann::json& j);
+
 /// Throws std::runtime_error (nlohmann's exceptions) on documents that do not fit the schema.
 ResultDocument document_from_json(const nlohmann::json& j);
 

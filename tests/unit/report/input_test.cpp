@@ -7,6 +7,7 @@
 
 #include "ccbench/json_schema.hpp"
 #include "ccbench/report/input.hpp"
+#include "ccbench/result_json.hpp"
 
 namespace ccbench::report {
 namespace {
@@ -74,6 +75,27 @@ TEST(ReportInput, Version1_2WithBindingIsRead) {
   doc["environment"]["binding"][2]["policy"] = "numa";
   EXPECT_EQ(error_of(doc.dump()),
             "doc.json: /environment/binding/2/policy: expected one of \"none\", \"auto\", got \"numa\"");
+}
+
+// 1.8.0: a host's fabric evidence reads back, and the schema holds its kinds.
+TEST(ReportInput, FabricOfSchema180ReadsBack) {
+  auto doc = nlohmann::json::parse(slurp(kRuns / "allreduce-np4-a.json"));
+  HostFabric h;
+  h.host = "node0";
+  h.seconds = 3.0;
+  h.counters_read = 2;
+  h.moved = {{"tcp", "", 0, "RetransSegs", 12, CounterKind::Error, false}};
+  h.links = {{"pcie", "0000:43:00.0", "gpu", "16.0 GT/s PCIe x8", "32.0 GT/s PCIe x16", true, "", "", {}}};
+  doc["schema_version"] = "1.8.0";
+  doc["fabric"] = nlohmann::json::array({fabric_to_json(h)});
+  const auto run = read_result_text(doc.dump(), "doc.json");
+  ASSERT_EQ(run.doc.fabric.size(), 1U);
+  EXPECT_EQ(run.doc.fabric[0].moved.at(0).delta, 12U);
+  EXPECT_TRUE(run.doc.fabric[0].links.at(0).below);
+  doc["fabric"][0]["moved"][0]["kind"] = "bad";
+  EXPECT_EQ(error_of(doc.dump()),
+            "doc.json: /fabric/0/moved/0/kind: expected one of \"error\", \"congestion\", \"traffic\", \"other\", got "
+            "\"bad\"");
 }
 
 TEST(ReportInput, NameIsLabelElseFileStem) {
