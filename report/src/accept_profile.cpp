@@ -14,6 +14,7 @@
 
 #include "ccbench/config.hpp"
 #include "ccbench/report/accept.hpp"
+#include "ccbench/text.hpp"
 
 namespace ccbench::report {
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ccbench/report/accept.hpp"
+#include "ccbench/report/renderer.hpp"
 
 namespace ccbench::report {
 namespace {
@@ -382,13 +383,8 @@ TEST(AcceptEvaluate, SeveralRunsAreNamedInDetails) {
 
 // --- printers ------------------------------------------------------------------------------------
 
-struct Rendered {
-  Profile profile;
-  std::vector<CheckOutcome> outcomes;
-};
-
-Rendered smoke_on(const std::string& file) {
-  Rendered r{load_profile(kProfiles / "mpi-host-smoke.json"), {}};
+AcceptVerdict smoke_on(const std::string& file) {
+  AcceptVerdict r{load_profile(kProfiles / "mpi-host-smoke.json"), {}};
   r.outcomes = evaluate(r.profile, {run_of(file)});
   return r;
 }
@@ -400,12 +396,12 @@ std::string last_line(const std::string& text) {
 
 TEST(AcceptRender, TerminalTableEndsWithSummary) {
   const auto pass = smoke_on("allreduce-np4-a.json");
-  const auto text = render_accept(pass.profile, pass.outcomes, Format::Terminal, false);
+  const auto text = make_renderer(Format::Terminal, false)->render(pass);
   EXPECT_EQ(last_line(text), "4 checks: 4 passed, 0 failed");
   EXPECT_EQ(text.find("\x1b["), std::string::npos);
   EXPECT_NE(text.find("allreduce-busbw-512k  PASS"), std::string::npos) << text;
   const auto fail = smoke_on("timed-out.json");
-  const auto coloured = render_accept(fail.profile, fail.outcomes, Format::Terminal, true);
+  const auto coloured = make_renderer(Format::Terminal, true)->render(fail);
   EXPECT_EQ(last_line(coloured), "4 checks: 1 passed, 3 failed");
   EXPECT_NE(coloured.find("\x1b[1;31mFAIL\x1b[0m"), std::string::npos);
   EXPECT_NE(coloured.find("\x1b[32mPASS\x1b[0m"), std::string::npos);
@@ -414,7 +410,7 @@ TEST(AcceptRender, TerminalTableEndsWithSummary) {
 TEST(AcceptRender, TerminalNeutralisesControlCharacters) {
   auto r = smoke_on("timed-out.json");
   r.outcomes[0].culprit = "host\x1b]0;owned\x07";
-  const auto text = render_accept(r.profile, r.outcomes, Format::Terminal, false);
+  const auto text = make_renderer(Format::Terminal, false)->render(r);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_NE(text.find("host?]0;owned?"), std::string::npos);
 }
@@ -427,23 +423,24 @@ TEST(AcceptRender, HostileHostnameIsEscapedInMarkdownAndJunit) {
                                      {"min_GBps", 1e6}});
   const auto outcomes = evaluate(profile, {run_of("hostile-names.json")});
   ASSERT_NE(outcomes[0].culprit.find("<script>"), std::string::npos) << outcomes[0].culprit;
-  const auto md = render_accept(profile, outcomes, Format::Markdown, false);
+  const AcceptVerdict verdict{profile, outcomes};
+  const auto md = make_renderer(Format::Markdown, false)->render(verdict);
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("&lt;script&gt;"), std::string::npos);
   EXPECT_EQ(last_line(md), "1 check: 0 passed, 1 failed");
-  const auto xml = render_junit(profile, outcomes);
+  const auto xml = make_renderer(Format::Junit, false)->render(verdict);
   EXPECT_EQ(xml.find("<script>"), std::string::npos);
   EXPECT_NE(xml.find("&lt;script&gt;document.title=1&lt;/script&gt;"), std::string::npos);
 }
 
 TEST(AcceptRender, CsvQuotesAndJsonParses) {
   const auto r = smoke_on("timed-out.json");
-  const auto csv = render_accept(r.profile, r.outcomes, Format::Csv, false);
+  const auto csv = make_renderer(Format::Csv, false)->render(r);
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "check,kind,verdict,measured,threshold,culprit,detail,source");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
   EXPECT_NE(csv.find("\"all_reduce float32 256 MiB out-of-place in group world (ranks 0,1 on vm)\""), std::string::npos)
       << csv;
-  const auto j = json::parse(render_accept(r.profile, r.outcomes, Format::Json, false));
+  const auto j = json::parse(make_renderer(Format::Json, false)->render(r));
   EXPECT_EQ(j.at("checks").size(), 4U);
   EXPECT_EQ(j.at("failed"), 3);
   EXPECT_EQ(j.at("verdict"), "fail");
@@ -454,8 +451,8 @@ TEST(AcceptRender, CsvQuotesAndJsonParses) {
 
 TEST(AcceptRender, JunitCountsNamesAndIsDeterministic) {
   const auto r = smoke_on("timed-out.json");
-  const auto xml = render_junit(r.profile, r.outcomes);
-  EXPECT_EQ(xml, render_junit(r.profile, r.outcomes));
+  const auto xml = make_renderer(Format::Junit, false)->render(r);
+  EXPECT_EQ(xml, make_renderer(Format::Junit, false)->render(r));
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 0), 0U);
   EXPECT_NE(xml.find(R"x(<testsuite name="ccbench accept: MPI host-memory smoke (CI VM)" tests="4" failures="3" )x"
                      R"x(errors="0" skipped="0">)x"),

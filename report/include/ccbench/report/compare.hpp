@@ -7,7 +7,6 @@
 
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/rows.hpp"
-#include "ccbench/report/text.hpp"
 
 namespace ccbench::report {
 
@@ -41,9 +40,12 @@ struct RowComparison {
   bool against_spec = false;             // the peaks differ: the change is of busbw / peak
 };
 
+/// What `compare` renders in every format. Its rows point into the runs compared, which must outlive it.
 struct Comparison {
   std::string label_a;
   std::string label_b;
+  double threshold = 0.05;  // the options it was made with (CompareOptions)
+  std::uint64_t min_samples = 5;
   bool against_spec = false;  // some row's peaks differ: its verdict is on busbw / peak
   std::vector<RowComparison> rows;
   std::vector<RowKey> only_base;  // MISSING: the candidate lacks them (it stopped early?)
@@ -55,6 +57,5 @@ struct Comparison {
 
 Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<LoadedRun>& cand,
                         const CompareOptions& options);
-std::string render_comparison(const Comparison& comparison, const CompareOptions& options, Format format, bool colour);
 
 }  // namespace ccbench::report
