@@ -374,7 +374,14 @@ std::optional<SchemaProblem> JsonSchema::validate_object(const Node& node, const
       }
     } else if (node.additional != nullptr) {
       if (node.additional->is_boolean() && !node.additional->get<bool>()) {
-        return problem(pointer, "unknown key (not in the schema)");
+        if (node.properties == nullptr || node.properties->empty()) {
+          return problem(pointer, "unknown key (not in the schema)");
+        }
+        std::vector<std::string> keys;  // what was meant, most often: a key misspelt
+        for (const auto& [name, ignored] : node.properties->items()) {
+          keys.push_back(name);
+        }
+        return problem(pointer, fmt::format("unknown key (not in the schema; expected {})", fmt::join(keys, ", ")));
       }
       if (auto p = validate(*node.additional, child, pointer, depth + 1)) {
         return p;

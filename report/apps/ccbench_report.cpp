@@ -27,6 +27,7 @@
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/json_get.hpp"
 #include "ccbench/report/regression.hpp"
+#include "ccbench/report/renderer.hpp"
 #include "ccbench/report/table.hpp"
 #include "ccbench/report/text.hpp"
 #include "ccbench/version.hpp"
@@ -178,7 +179,7 @@ int run_benches(const Options& o) {
 int run_table(const Options& o) {
   const auto format = format_of(o);
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
-  emit(report::render_tables(runs, format, use_colour(o, format)), "");
+  emit(report::make_renderer(format, use_colour(o, format))->render(report::make_table_model(runs)), "");
   return ccbench::kExitOk;
 }
 
@@ -199,7 +200,7 @@ int run_compare(const Options& o) {
   if (auto why = report::why_nothing_compared(comparison, o.files.at(0), o.files.at(1))) {
     throw UsageError(*why);  // said before anything is printed: exit 2 leaves stdout empty
   }
-  emit(report::render_comparison(comparison, options, format, use_colour(o, format)), "");
+  emit(report::make_renderer(format, use_colour(o, format))->render(comparison), "");
   return comparison.any_regression() || comparison.any_missing() ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 
@@ -214,7 +215,7 @@ int run_regression(const Options& o) {
   options.label_a = o.label_a;
   options.label_b = o.label_b;
   const auto verdict = report::compare_run_folders(o.files.at(0), o.files.at(1), options, max_file_bytes(o));
-  emit(report::render_regression(verdict, format, use_colour(o, format)), "");
+  emit(report::make_renderer(format, use_colour(o, format))->render(verdict), "");
   return verdict.exit_code();
 }
 
@@ -247,14 +248,12 @@ int run_accept(const Options& o) {
     return ccbench::kExitOk;
   }
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
-  const auto outcomes = report::evaluate(profile, runs);
-  emit(report::render_accept(profile, outcomes, format, use_colour(o, format)), "");
+  const report::AcceptVerdict verdict{profile, report::evaluate(profile, runs)};
+  emit(report::make_renderer(format, use_colour(o, format))->render(verdict), "");
   if (!o.junit.empty()) {
-    emit(report::render_junit(profile, outcomes), o.junit);
+    emit(report::make_renderer(report::Format::Junit, false)->render(verdict), o.junit);
   }
-  const bool failed = std::any_of(outcomes.begin(), outcomes.end(),
-                                  [](const auto& c) { return c.verdict != report::CheckVerdict::Pass; });
-  return failed ? ccbench::kExitFailure : ccbench::kExitOk;
+  return report::all_passed(verdict.outcomes) ? ccbench::kExitOk : ccbench::kExitFailure;
 }
 
 report::FleetOptions fleet_options(const Options& o) {
@@ -289,9 +288,9 @@ int run_fleet(const Options& o) {
     return ccbench::kExitOk;
   }
   const auto verdict = report::evaluate_fleet(report::FleetSweep::read(o.files, max_file_bytes(o)), options);
-  emit(report::render_fleet(verdict, format, use_colour(o, format)), "");
+  emit(report::make_renderer(format, use_colour(o, format))->render(verdict), "");
   if (!o.junit.empty()) {
-    emit(report::render_fleet_junit(verdict), o.junit);
+    emit(report::make_renderer(report::Format::Junit, false)->render(verdict), o.junit);
   }
   return verdict.anything_named() ? ccbench::kExitFailure : ccbench::kExitOk;
 }

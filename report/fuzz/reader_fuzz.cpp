@@ -9,6 +9,7 @@
 #include "ccbench/report/compare.hpp"
 #include "ccbench/report/html.hpp"
 #include "ccbench/report/input.hpp"
+#include "ccbench/report/renderer.hpp"
 #include "ccbench/report/table.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -20,11 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const report::InputError&) {
     return 0;  // rejected with one line: the expected outcome for most inputs
   }
+  const auto tables = report::make_table_model(runs);
+  const auto comparison = report::compare_runs(runs, runs, report::CompareOptions{});
   for (const auto format :
        {report::Format::Terminal, report::Format::Markdown, report::Format::Csv, report::Format::Json}) {
-    (void)report::render_tables(runs, format, true);
-    const report::CompareOptions options;
-    (void)report::render_comparison(report::compare_runs(runs, runs, options), options, format, true);
+    const auto renderer = report::make_renderer(format, true);
+    (void)renderer->render(tables);
+    (void)renderer->render(comparison);
   }
   (void)report::render_html(runs, report::HtmlOptions{});
   return 0;

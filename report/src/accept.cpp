@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ccbench/text.hpp"
 #include "devices.hpp"
 #include "text_table.hpp"
 

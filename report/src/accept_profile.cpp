@@ -1,19 +1,24 @@
-// Acceptance profiles (profiles/*.json; the format is in profiles/README.md): read strictly. Every
-// problem is one InputError naming the file, the JSON pointer and what was expected; unknown keys
-// are errors too, so a misspelt threshold cannot silently vanish.
+// Acceptance profiles (profiles/*.json; the format is in profiles/README.md), read as hardware.json is: the
+// document's identity first (which schema applies), then the schema (report/schema/ccbench.accept.schema.json:
+// types, required and unknown keys, ranges, enums, each kind's keys), then typed reads of what it guarantees, then
+// the rules a schema cannot say. Every problem is one InputError naming the file and the JSON pointer.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cmath>
-#include <fstream>
-#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <system_error>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "ccbench/config.hpp"
+#include "ccbench/json_schema.hpp"
 #include "ccbench/report/accept.hpp"
+#include "ccbench/text.hpp"
+#include "schema_json.hpp"
 
 namespace ccbench::report {
 
@@ -22,26 +27,131 @@ namespace {
 using nlohmann::json;
 
 constexpr std::uintmax_t kMaxProfileBytes = std::uintmax_t{1} << 20;
-// The group kinds a result row can carry (the model's GroupPlan::kind).
-constexpr std::array<std::string_view, 5> kGroupKinds = {"world", "node", "cross-node", "rail", "pair"};
-constexpr std::array<CheckKind, 4> kCheckKinds = {CheckKind::Busbw, CheckKind::NoWrongElements, CheckKind::NoTimedOut,
-                                                  CheckKind::NoFailed};
 
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (const char c : key) {
-    out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
-  }
-  return out;
+const JsonSchema& accept_schema() {
+  static const JsonSchema schema(json::parse(detail::builtin_accept_schema()));
+  return schema;
 }
 
-template <typename Range>
-std::string join(const Range& items, std::string_view sep = ", ") {
-  std::string out;
-  for (const auto& item : items) {
-    out += (out.empty() ? "" : std::string(sep)) + fmt::format("{}", item);
+/// A value as the identity's messages name it: "string \"x\"", "number -1", "array".
+std::string value_text(const json& value) {
+  if (value.is_null() || value.is_structured()) {
+    return value.type_name();
   }
-  return out;
+  const std::string text = value.dump();
+  return text.size() > 40 ? value.type_name() : fmt::format("{} {}", value.type_name(), text);
+}
+
+/// What the document is, before the schema: a result given as a profile is named so, and a profile of another
+/// major version has another schema.
+void check_identity(const json& root, const std::string& file) {
+  if (!root.is_object()) {
+    throw InputError(file, "", fmt::format("expected an accept profile (a JSON object), got {}", root.type_name()));
+  }
+  const auto kind = root.find("profile");
+  if (kind == root.end()) {
+    throw InputError(file, "/profile",
+                     fmt::format("missing: an accept profile needs 'profile' (\"{}\")", kProfileName));
+  }
+  if (*kind != kProfileName) {
+    throw InputError(file, "/profile",
+                     fmt::format("expected \"{}\", got {}: not an accept profile", kProfileName, value_text(*kind)));
+  }
+  static const std::regex kVersion(R"(^([0-9]{1,6})\.[0-9]{1,6}\.[0-9]{1,6}$)");
+  const auto version = root.value("profile_version", json{});
+  std::smatch parts;
+  const std::string text = version.is_string() ? version.get<std::string>() : std::string{};
+  if (std::regex_match(text, parts, kVersion) && std::stoi(parts[1].str()) != kProfileMajorVersion) {
+    throw InputError(file, "/profile_version",
+                     fmt::format("version {} is not readable here: this ccbench-report reads {}.x.y profiles", text,
+                                 kProfileMajorVersion));
+  }
+}
+
+template <typename T>
+std::optional<T> optional_at(const json& object, const std::string& key) {
+  const auto it = object.find(key);
+  return it == object.end() ? std::nullopt : std::optional<T>(it->get<T>());
+}
+
+std::string text_at(const json& object, const std::string& key) { return object.value(key, std::string{}); }
+
+/// A name the schema holds to a pattern only, so that the workload table stays the one list of them.
+template <typename T, typename Parse>
+std::optional<T> named(const std::string& file, const std::string& pointer, const json& select, const std::string& key,
+                       Parse parse, std::string_view expected) {
+  const auto text = optional_at<std::string>(select, key);
+  if (!text) {
+    return std::nullopt;
+  }
+  auto value = parse(*text);
+  if (!value) {
+    throw InputError(file, pointer_append(pointer, key),
+                     fmt::format("unknown {} '{}' (expected {})", key, *text, expected));
+  }
+  return value;
+}
+
+std::string workload_names(std::string_view CollectiveInfo::*field) {
+  std::vector<std::string_view> names;
+  for (const auto& c : all_collectives()) {
+    names.push_back(c.*field);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+RowFilter read_filter(const std::string& file, const std::string& pointer, const json& j) {
+  RowFilter s;
+  s.benchmark = named<std::string>(
+      file, pointer, j, "benchmark",
+      [](const std::string& t) {
+        const auto& all = all_collectives();
+        const bool known = std::any_of(all.begin(), all.end(), [&](const auto& c) { return c.bench == t; });
+        return known ? std::optional<std::string>(t) : std::nullopt;
+      },
+      workload_names(&CollectiveInfo::bench));
+  s.backend = optional_at<std::string>(j, "backend");
+  s.op = named<Collective>(
+      file, pointer, j, "op",
+      [](const std::string& t) {
+        const auto c = parse_collective(t);
+        return c && info(*c).name == t ? c : std::nullopt;
+      },
+      workload_names(&CollectiveInfo::name));
+  // The schema's enums are the type table's names (tests/unit/report/schemas_test.cpp keeps them so).
+  s.dtype = named<DType>(
+      file, pointer, j, "dtype", [](const std::string& t) { return parse_dtype(t); }, dtype_names());
+  s.redop = named<ReduceOp>(
+      file, pointer, j, "redop", [](const std::string& t) { return parse_reduce_op(t); }, reduce_op_names());
+  s.in_place = optional_at<bool>(j, "in_place");
+  if (const auto it = j.find("group"); it != j.end()) {
+    s.groups = it->is_array() ? it->get<std::vector<std::string>>() : std::vector{it->get<std::string>()};
+  }
+  s.ranks = optional_at<int>(j, "ranks");
+  s.nodes = optional_at<int>(j, "nodes");
+  return s;
+}
+
+/// The schema says the form of a size; whether its value fits 64 bits is parse_bytes' to say.
+std::uint64_t read_size(const std::string& file, const std::string& pointer, const json& value) {
+  const auto bytes = value.is_string() ? parse_bytes(value.get<std::string>()) : value.get<std::uint64_t>();
+  if (!bytes || *bytes == 0) {
+    throw InputError(file, pointer,
+                     fmt::format("expected bytes (a positive integer) or a size like \"16G\" (K, M, G are binary: "
+                                 "1K = 1024), got {}",
+                                 value_text(value)));
+  }
+  return *bytes;
+}
+
+CheckKind kind_of(const std::string& text) {
+  for (const CheckKind kind :
+       {CheckKind::Busbw, CheckKind::NoWrongElements, CheckKind::NoTimedOut, CheckKind::NoFailed}) {
+    if (name(kind) == text) {
+      return kind;
+    }
+  }
+  throw std::logic_error("the accept schema lets through a check kind the reader does not know: " + text);
 }
 
 bool is_identifier(std::string_view text) {
@@ -52,331 +162,62 @@ bool is_identifier(std::string_view text) {
          std::all_of(text.begin(), text.end(), ok);
 }
 
-/// One JSON object of a profile, read key by key. Keys never asked for are errors (finish()).
-class Fields {
- public:
-  Fields(std::string file, std::string pointer, const json& object, std::string what)
-      : m_file(std::move(file)), m_pointer(std::move(pointer)), m_json(object), m_what(std::move(what)) {
-    if (!m_json.is_object()) {
-      throw InputError(m_file, m_pointer, fmt::format("expected {} (a JSON object), got {}", m_what, type(m_json)));
-    }
-  }
-
-  [[nodiscard]] const std::string& file() const { return m_file; }
-  [[nodiscard]] std::string at(std::string_view key) const { return m_pointer + "/" + pointer_token(key); }
-  [[noreturn]] void fail(std::string_view key, const std::string& message) const {
-    throw InputError(m_file, at(key), message);
-  }
-  [[noreturn]] void fail_here(const std::string& message) const { throw InputError(m_file, m_pointer, message); }
-
-  /// The value of `key`, or nullptr when absent. Every key asked for counts as known.
-  const json* get(std::string_view key) {
-    m_known.emplace_back(key);
-    const auto it = m_json.find(key);
-    return it == m_json.end() ? nullptr : &*it;
-  }
-  const json& require(std::string_view key, std::string_view expected) {
-    const json* value = get(key);
-    if (value == nullptr) {
-      fail(key, fmt::format("missing: {} needs '{}' ({})", m_what, key, expected));
-    }
-    return *value;
-  }
-
-  std::optional<std::string> string(std::string_view key, bool required) {
-    const json* value = required ? &require(key, "a string") : get(key);
-    if (value == nullptr) {
-      return std::nullopt;
-    }
-    if (!value->is_string() || value->get_ref<const std::string&>().empty()) {
-      fail(key, fmt::format("expected a non-empty string, got {}", describe(*value)));
-    }
-    return value->get<std::string>();
-  }
-
-  std::optional<double> positive(std::string_view key) {
-    const json* value = get(key);
-    if (value == nullptr) {
-      return std::nullopt;
-    }
-    if (!value->is_number() || !(value->get<double>() > 0.0) || !std::isfinite(value->get<double>())) {
-      fail(key, fmt::format("expected a positive number, got {}", describe(*value)));
-    }
-    return value->get<double>();
-  }
-
-  std::optional<int> integer(std::string_view key, int min) {
-    const json* value = get(key);
-    if (value == nullptr) {
-      return std::nullopt;
-    }
-    constexpr std::int64_t kMax = 1 << 24;
-    const bool ok =
-        value->is_number_integer() && value->get<std::int64_t>() >= min && value->get<std::int64_t>() <= kMax;
-    if (!ok) {
-      fail(key, fmt::format("expected an integer from {} to {}, got {}", min, kMax, describe(*value)));
-    }
-    return static_cast<int>(value->get<std::int64_t>());
-  }
-
-  std::optional<bool> boolean(std::string_view key) {
-    const json* value = get(key);
-    if (value != nullptr && !value->is_boolean()) {
-      fail(key, fmt::format("expected true or false, got {}", describe(*value)));
-    }
-    return value == nullptr ? std::nullopt : std::optional<bool>(value->get<bool>());
-  }
-
-  /// Throws on the first key that was never asked for.
-  void finish() const {
-    for (const auto& [key, value] : m_json.items()) {
-      if (std::find(m_known.begin(), m_known.end(), key) == m_known.end()) {
-        fail(key, fmt::format("unknown key '{}' ({} has: {})", key, m_what, join(m_known)));
-      }
-    }
-  }
-
-  static std::string type(const json& value) { return value.type_name(); }
-  static std::string describe(const json& value) {
-    if (value.is_null() || value.is_structured()) {
-      return type(value);
-    }
-    const std::string text = value.dump();
-    return text.size() > 40 ? type(value) : fmt::format("{} {}", type(value), text);
-  }
-
- private:
-  std::string m_file;
-  std::string m_pointer;
-  const json& m_json;
-  std::string m_what;
-  std::vector<std::string> m_known;
-};
-
-std::vector<std::string> group_kinds(Fields& f) {
-  const json* value = f.get("group");
-  if (value == nullptr) {
-    return {};
-  }
-  std::vector<std::string> kinds;
-  const json list = value->is_array() ? *value : json::array({*value});
-  for (const auto& item : list) {
-    const bool known = item.is_string() && std::find(kGroupKinds.begin(), kGroupKinds.end(),
-                                                     item.get_ref<const std::string&>()) != kGroupKinds.end();
-    if (!known) {
-      f.fail("group", fmt::format("expected a group kind or a list of them ({}), got {}", join(kGroupKinds),
-                                  Fields::describe(item)));
-    }
-    kinds.push_back(item.get<std::string>());
-  }
-  if (kinds.empty()) {
-    f.fail("group", "expected a group kind or a non-empty list of them");
-  }
-  return kinds;
-}
-
-template <typename T, typename Parse>
-std::optional<T> named(Fields& f, std::string_view key, Parse parse, const std::string& expected) {
-  const auto text = f.string(key, false);
-  if (!text) {
-    return std::nullopt;
-  }
-  auto value = parse(*text);
-  if (!value) {
-    f.fail(key, fmt::format("unknown {} '{}' (expected {})", key, *text, expected));
-  }
-  return value;
-}
-
-std::string bench_names() {
-  std::vector<std::string_view> names;
-  for (const auto& c : all_collectives()) {
-    names.push_back(c.bench);
-  }
-  return join(names);
-}
-
-std::string op_names() {
-  std::vector<std::string_view> names;
-  for (const auto& c : all_collectives()) {
-    names.push_back(c.name);
-  }
-  return join(names);
-}
-
-RowFilter parse_filter(Fields& f) {
-  RowFilter s;
-  s.benchmark = named<std::string>(
-      f, "benchmark",
-      [](const std::string& t) {
-        const auto& all = all_collectives();
-        const bool known = std::any_of(all.begin(), all.end(), [&](const auto& c) { return c.bench == t; });
-        return known ? std::optional<std::string>(t) : std::nullopt;
-      },
-      bench_names());
-  s.backend = named<std::string>(
-      f, "backend",
-      [](const std::string& t) { return t == "mpi" || t == "nccl" || t == "verbs" ? std::optional(t) : std::nullopt; },
-      "mpi, nccl, verbs");
-  s.op = named<Collective>(
-      f, "op",
-      [](const std::string& t) {
-        const auto c = parse_collective(t);
-        return c && info(*c).name == t ? c : std::nullopt;
-      },
-      op_names());
-  s.dtype = named<DType>(
-      f, "dtype", [](const std::string& t) { return parse_dtype(t); }, dtype_names());
-  s.redop = named<ReduceOp>(
-      f, "redop", [](const std::string& t) { return parse_reduce_op(t); }, reduce_op_names());
-  s.in_place = f.boolean("in_place");
-  s.groups = group_kinds(f);
-  s.ranks = f.integer("ranks", 1);
-  s.nodes = f.integer("nodes", 1);
-  f.finish();
-  return s;
-}
-
-std::uint64_t parse_size(Fields& f) {
-  const json& value = f.require("size", "bytes, or a size like \"16G\"");
-  std::optional<std::uint64_t> bytes;
-  if (value.is_number_unsigned()) {
-    bytes = value.get<std::uint64_t>();
-  } else if (value.is_string()) {
-    bytes = parse_bytes(value.get<std::string>());
-  }
-  if (!bytes || *bytes == 0) {
-    f.fail("size", fmt::format("expected bytes (a positive integer) or a size like \"16G\" (K, M, G are binary: "
-                               "1K = 1024), got {}",
-                               Fields::describe(value)));
-  }
-  return *bytes;
-}
-
-CheckKind parse_kind(Fields& f) {
-  const auto text = *f.string("kind", true);
-  for (const CheckKind kind : kCheckKinds) {
-    if (name(kind) == text) {
-      return kind;
-    }
-  }
-  std::vector<std::string_view> names;
-  std::transform(kCheckKinds.begin(), kCheckKinds.end(), std::back_inserter(names),
-                 [](CheckKind k) { return name(k); });
-  f.fail("kind", fmt::format("unknown check kind '{}' (expected {})", text, join(names)));
-}
-
-void parse_busbw(Fields& f, AcceptCheck& check) {
-  check.size_bytes = parse_size(f);
-  check.min_GBps = f.positive("min_GBps");
-  check.min_pct_of_peak = f.positive("min_pct_of_peak");
-  check.min_groups = f.integer("min_groups", 1).value_or(0);
-  if (!check.min_GBps && !check.min_pct_of_peak) {
-    f.fail_here("a busbw check needs min_GBps or min_pct_of_peak (or both)");
-  }
-  if (!check.select.benchmark) {
-    f.fail("select", R"(a busbw check must select a benchmark ("select": {"benchmark": "allreduce_bench"}))");
-  }
-}
-
-AcceptCheck parse_check(const std::string& file, const std::string& pointer, const json& j, const Profile& profile) {
-  Fields f(file, pointer, j, "a check");
+AcceptCheck read_check(const std::string& file, const std::string& pointer, const json& j, const Profile& profile) {
   AcceptCheck check;
-  check.id = *f.string("id", true);
-  if (!is_identifier(check.id)) {
-    f.fail("id", fmt::format("'{}' is not an id (letters, digits, '.', '_', '-'; a letter or digit first)", check.id));
-  }
-  check.kind = parse_kind(f);
-  check.description = f.string("description", false).value_or("");
-  check.note = f.string("note", false).value_or("");
-  check.source = f.string("source", false).value_or("");
+  check.id = j.at("id").get<std::string>();
+  check.kind = kind_of(j.at("kind").get<std::string>());
+  check.description = text_at(j, "description");
+  check.note = text_at(j, "note");
+  check.source = text_at(j, "source");
   if (!check.source.empty() && !profile.sources.contains(check.source)) {
     std::vector<std::string> keys;
     std::transform(profile.sources.begin(), profile.sources.end(), std::back_inserter(keys),
                    [](const auto& kv) { return kv.first; });
-    f.fail("source", fmt::format("'{}' is not a key of /sources ({})", check.source,
-                                 keys.empty() ? std::string("there are none") : join(keys)));
+    throw InputError(
+        file, pointer + "/source",
+        fmt::format("'{}' is not a key of /sources ({})", check.source,
+                    keys.empty() ? std::string("there are none") : fmt::format("{}", fmt::join(keys, ", "))));
   }
-  if (const json* select = f.get("select")) {
-    Fields s(file, f.at("select"), *select, "select");
-    check.select = parse_filter(s);
+  if (const auto it = j.find("select"); it != j.end()) {
+    check.select = read_filter(file, pointer + "/select", *it);
   }
   if (check.kind == CheckKind::Busbw) {
-    parse_busbw(f, check);
-  } else if (check.kind == CheckKind::NoWrongElements) {
-    check.require_checked = f.boolean("require_checked").value_or(false);
+    check.size_bytes = read_size(file, pointer + "/size", j.at("size"));
+    check.min_GBps = optional_at<double>(j, "min_GBps");
+    check.min_pct_of_peak = optional_at<double>(j, "min_pct_of_peak");
+    check.min_groups = optional_at<int>(j, "min_groups").value_or(0);
   }
-  f.finish();
+  check.require_checked = optional_at<bool>(j, "require_checked").value_or(false);
   return check;
 }
 
-std::map<std::string, ProfileSource> parse_sources(Fields& top) {
+std::map<std::string, ProfileSource> read_sources(const std::string& file, const json& root) {
   std::map<std::string, ProfileSource> sources;
-  const json* value = top.get("sources");
-  if (value == nullptr) {
-    return sources;
-  }
-  Fields all(top.file(), top.at("sources"), *value, "sources");
-  for (const auto& [key, item] : value->items()) {
-    all.get(key);
+  const json all = root.value("sources", json::object());
+  for (const auto& [key, item] : all.items()) {
     if (!is_identifier(key)) {
-      all.fail(key, fmt::format("'{}' is not a source key (letters, digits, '.', '_', '-')", key));
+      throw InputError(file, pointer_append("/sources", key),
+                       fmt::format("'{}' is not a source key (letters, digits, '.', '_', '-')", key));
     }
-    Fields f(top.file(), all.at(key), item, "a source");
-    ProfileSource s;
-    s.title = *f.string("title", true);
-    s.url = f.string("url", false).value_or("");
-    s.says = f.string("says", false).value_or("");
-    s.note = f.string("note", false).value_or("");
-    f.finish();
-    sources.emplace(key, std::move(s));
+    sources.emplace(key, ProfileSource{item.at("title").get<std::string>(), text_at(item, "url"), text_at(item, "says"),
+                                       text_at(item, "note")});
   }
   return sources;
 }
 
-void check_version(Fields& top, const std::string& version) {
-  std::vector<std::string> parts(1);
-  for (const char c : version) {
-    if (c == '.') {
-      parts.emplace_back();
-    } else if (std::isdigit(static_cast<unsigned char>(c)) != 0 && parts.back().size() < 6) {
-      parts.back() += c;
-    } else {
-      parts.clear();
-      break;
-    }
-  }
-  const bool ok =
-      parts.size() == 3 && std::none_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); });
-  if (!ok) {
-    top.fail("profile_version", fmt::format("'{}' is not a version like \"1.0.0\"", version));
-  }
-  if (std::stoi(parts[0]) != kProfileMajorVersion) {
-    top.fail("profile_version", fmt::format("version {} is not readable here: this ccbench-report reads {}.x.y "
-                                            "profiles",
-                                            version, kProfileMajorVersion));
-  }
-}
-
-void parse_checks(Fields& top, Profile& profile) {
-  const json& checks = top.require("checks", "a list of checks");
-  if (!checks.is_array() || checks.empty()) {
-    top.fail("checks", fmt::format("expected a non-empty list of checks, got {}", Fields::describe(checks)));
-  }
+std::vector<AcceptCheck> read_checks(const std::string& file, const json& root, const Profile& profile) {
+  std::vector<AcceptCheck> checks;
   std::map<std::string, std::size_t> seen;
-  for (std::size_t i = 0; i < checks.size(); ++i) {
-    const std::string pointer = top.at("checks") + "/" + std::to_string(i);
-    AcceptCheck check = parse_check(top.file(), pointer, checks[i], profile);
-    if (const auto [it, fresh] = seen.emplace(check.id, i); !fresh) {
-      throw InputError(top.file(), pointer + "/id",
+  for (const auto& j : root.at("checks")) {
+    const std::string pointer = fmt::format("/checks/{}", checks.size());
+    AcceptCheck check = read_check(file, pointer, j, profile);
+    if (const auto [it, fresh] = seen.emplace(check.id, checks.size()); !fresh) {
+      throw InputError(file, pointer + "/id",
                        fmt::format("duplicate check id '{}' (also /checks/{}/id)", check.id, it->second));
     }
-    profile.checks.push_back(std::move(check));
+    checks.push_back(std::move(check));
   }
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  return read_input_file(path, kMaxProfileBytes, "profile (.json)");
+  return checks;
 }
 
 }  // namespace
@@ -456,28 +297,23 @@ Profile parse_profile(const std::string& text, const std::string& name) {
     const auto bracket = what.find("] ");
     throw InputError(name, "", "not valid JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
-  Fields top(name, "", root, "an accept profile");
-  const json& kind = top.require("profile", "\"ccbench.accept\"");
-  if (!kind.is_string() || kind.get<std::string>() != kProfileName) {
-    top.fail("profile",
-             fmt::format("expected \"{}\", got {}: not an accept profile", kProfileName, Fields::describe(kind)));
+  check_identity(root, name);
+  if (const auto problem = accept_schema().first_problem(root)) {
+    throw InputError(name, printable(problem->pointer), problem->message);
   }
   Profile profile;
   profile.path = name;
-  profile.version = *top.string("profile_version", true);
-  check_version(top, profile.version);
-  profile.id = *top.string("id", true);
-  if (!is_identifier(profile.id)) {
-    top.fail("id", fmt::format("'{}' is not an id (letters, digits, '.', '_', '-')", profile.id));
-  }
-  profile.name = *top.string("name", true);
-  profile.description = top.string("description", false).value_or("");
-  profile.sources = parse_sources(top);
-  parse_checks(top, profile);
-  top.finish();
+  profile.version = root.at("profile_version").get<std::string>();
+  profile.id = root.at("id").get<std::string>();
+  profile.name = root.at("name").get<std::string>();
+  profile.description = text_at(root, "description");
+  profile.sources = read_sources(name, root);
+  profile.checks = read_checks(name, root, profile);
   return profile;
 }
 
-Profile load_profile(const std::filesystem::path& path) { return parse_profile(read_text(path), path.string()); }
+Profile load_profile(const std::filesystem::path& path) {
+  return parse_profile(read_input_file(path, kMaxProfileBytes, "profile (.json)"), path.string());
+}
 
 }  // namespace ccbench::report

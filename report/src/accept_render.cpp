@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ccbench/report/accept.hpp"
+#include "ccbench/report/text.hpp"
+#include "renderers.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
@@ -68,7 +70,35 @@ std::string render_table(const Profile& p, const std::vector<CheckOutcome>& outc
   return fmt::format("{}\n{}\n{}\n{}", printable(title), units, table.terminal(colour), summary_line(outcomes));
 }
 
-std::string render_csv(const std::vector<CheckOutcome>& outcomes) {
+std::string junit_body(const CheckOutcome& o) {
+  std::string body = fmt::format("{}\nmeasured: {}\nthreshold: {}\n", o.description,
+                                 o.measured.empty() ? "-" : o.measured, o.threshold);
+  if (!o.culprit.empty()) {
+    body += fmt::format("culprit: {}\n", o.culprit);
+  }
+  body += fmt::format("detail: {}\n", o.detail);
+  if (!o.source.empty()) {
+    body += fmt::format("source: {}\n", o.source);
+  }
+  return xml_escape(body);
+}
+
+}  // namespace
+
+bool all_passed(const std::vector<CheckOutcome>& outcomes) { return count_failed(outcomes) == 0; }
+
+namespace detail {
+
+std::string TerminalRenderer::render(const AcceptVerdict& verdict) const {
+  return render_table(verdict.profile, verdict.outcomes, false, m_colour);
+}
+
+std::string MarkdownRenderer::render(const AcceptVerdict& verdict) const {
+  return render_table(verdict.profile, verdict.outcomes, true, false);
+}
+
+std::string CsvRenderer::render(const AcceptVerdict& verdict) const {
+  const auto& outcomes = verdict.outcomes;
   std::string out = "check,kind,verdict,measured,threshold,culprit,detail,source\n";
   for (const auto& o : outcomes) {
     const std::vector<std::string> fields = {
@@ -80,7 +110,9 @@ std::string render_csv(const std::vector<CheckOutcome>& outcomes) {
   return out;
 }
 
-std::string render_json(const Profile& p, const std::vector<CheckOutcome>& outcomes) {
+std::string JsonRenderer::render(const AcceptVerdict& verdict) const {
+  const auto& p = verdict.profile;
+  const auto& outcomes = verdict.outcomes;
   json checks = json::array();
   for (const auto& o : outcomes) {
     checks.push_back({{"id", o.id},
@@ -103,39 +135,9 @@ std::string render_json(const Profile& p, const std::vector<CheckOutcome>& outco
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string junit_body(const CheckOutcome& o) {
-  std::string body = fmt::format("{}\nmeasured: {}\nthreshold: {}\n", o.description,
-                                 o.measured.empty() ? "-" : o.measured, o.threshold);
-  if (!o.culprit.empty()) {
-    body += fmt::format("culprit: {}\n", o.culprit);
-  }
-  body += fmt::format("detail: {}\n", o.detail);
-  if (!o.source.empty()) {
-    body += fmt::format("source: {}\n", o.source);
-  }
-  return xml_escape(body);
-}
-
-}  // namespace
-
-bool all_passed(const std::vector<CheckOutcome>& outcomes) { return count_failed(outcomes) == 0; }
-
-std::string render_accept(const Profile& profile, const std::vector<CheckOutcome>& outcomes, Format format,
-                          bool colour) {
-  switch (format) {
-    case Format::Terminal:
-      return render_table(profile, outcomes, false, colour);
-    case Format::Markdown:
-      return render_table(profile, outcomes, true, false);
-    case Format::Csv:
-      return render_csv(outcomes);
-    case Format::Json:
-      return render_json(profile, outcomes);
-  }
-  return render_table(profile, outcomes, false, false);
-}
-
-std::string render_junit(const Profile& profile, const std::vector<CheckOutcome>& outcomes) {
+std::string JunitRenderer::render(const AcceptVerdict& verdict) const {
+  const auto& profile = verdict.profile;
+  const auto& outcomes = verdict.outcomes;
   const auto failed = count_failed(outcomes);
   const auto counts = fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="0")", outcomes.size(), failed);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -163,5 +165,7 @@ std::string render_junit(const Profile& profile, const std::vector<CheckOutcome>
   out += "  </testsuite>\n</testsuites>\n";
   return out;
 }
+
+}  // namespace detail
 
 }  // namespace ccbench::report

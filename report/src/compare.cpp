@@ -185,6 +185,8 @@ Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<Lo
   Comparison out;
   out.label_a = side_name(base, options.label_a, "A");
   out.label_b = side_name(cand, options.label_b, "B");
+  out.threshold = options.threshold;
+  out.min_samples = options.min_samples;
   const auto a = index_of(base, "BASE");
   const auto b = index_of(cand, "CAND");
   for (const auto& [key, base_case] : a) {

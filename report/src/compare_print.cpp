@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "ccbench/report/compare.hpp"
+#include "ccbench/report/text.hpp"
 #include "records.hpp"
+#include "renderers.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
@@ -95,7 +97,7 @@ std::string summary_line(const Comparison& c) {
 
 namespace {
 
-std::string render_text(const Comparison& c, const CompareOptions& o, bool markdown, bool colour) {
+std::string render_text(const Comparison& c, bool markdown, bool colour) {
   const std::string lead = markdown ? "" : "# ";
   const auto md = [markdown](const std::string& text) { return markdown ? html_escape(text) : text; };
   std::string out = fmt::format(
@@ -105,7 +107,7 @@ std::string render_text(const Comparison& c, const CompareOptions& o, bool markd
       "change below it; UNSURE: too few samples (< {}) or too noisy\n\n",
       lead, md(printable(c.label_a)), md(printable(c.label_b)), lead,
       c.against_spec ? " (of busbw / peak where the peaks differ: each side against its own spec)" : "",
-      o.threshold * 100.0, o.threshold * 100.0, o.min_samples);
+      c.threshold * 100.0, c.threshold * 100.0, c.min_samples);
   std::map<RowKey, std::vector<const RowComparison*>> sections;
   for (const auto& r : c.rows) {
     sections[section_key(r.key)].push_back(&r);
@@ -158,16 +160,28 @@ nlohmann::ordered_json row_json(const RowComparison& r) {
   return j;
 }
 
-std::string render_csv(const Comparison& c) {
+}  // namespace
+
+namespace detail {
+
+std::string TerminalRenderer::render(const Comparison& comparison) const {
+  return render_text(comparison, false, m_colour);
+}
+
+std::string MarkdownRenderer::render(const Comparison& comparison) const {
+  return render_text(comparison, true, false);
+}
+
+std::string CsvRenderer::render(const Comparison& c) const {
   std::vector<nlohmann::ordered_json> records;
   records.reserve(c.rows.size());
   for (const auto& r : c.rows) {
     records.push_back(row_json(r));
   }
-  return detail::csv_of(records);
+  return csv_of(records);
 }
 
-std::string render_json(const Comparison& c, const CompareOptions& o) {
+std::string JsonRenderer::render(const Comparison& c) const {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& r : c.rows) {
     rows.push_back(row_json(r));
@@ -197,8 +211,8 @@ std::string render_json(const Comparison& c, const CompareOptions& o) {
                                       {"schema_version", "1.1.0"},
                                       {"label_a", c.label_a},
                                       {"label_b", c.label_b},
-                                      {"threshold", o.threshold},
-                                      {"min_samples", o.min_samples},
+                                      {"threshold", c.threshold},
+                                      {"min_samples", c.min_samples},
                                       {"regression", c.any_regression() || c.any_missing()},
                                       {"counts", counts},
                                       {"rows", rows},
@@ -208,20 +222,6 @@ std::string render_json(const Comparison& c, const CompareOptions& o) {
   return doc.dump(2) + "\n";
 }
 
-}  // namespace
-
-std::string render_comparison(const Comparison& comparison, const CompareOptions& options, Format format, bool colour) {
-  switch (format) {
-    case Format::Terminal:
-      return render_text(comparison, options, false, colour);
-    case Format::Markdown:
-      return render_text(comparison, options, true, false);
-    case Format::Csv:
-      return render_csv(comparison);
-    case Format::Json:
-      return render_json(comparison, options);
-  }
-  return {};
-}
+}  // namespace detail
 
 }  // namespace ccbench::report

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "ccbench/report/fleet.hpp"
+#include "ccbench/report/text.hpp"
 #include "png_image.hpp"
 
 namespace ccbench::report::detail {

@@ -33,9 +33,6 @@ std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level
 std::optional<double> anchor_of(FleetVerdict& v, const FleetOptions& options, const std::vector<double>& peaks,
                                 std::size_t unknown, std::size_t measured);
 
-/// The verdict as JSON (render_fleet's Json format).
-std::string render_fleet_json(const FleetVerdict& v);
-
 /// The --hosts-per-group part of evaluate_fleet: fills v.groups, v.hosts and the lane's reference from the cases
 /// of kind hosts at v.size_bytes. Throws UsageError (a group twice, a host in no group).
 void judge_groups(const FleetSweep& sweep, const FleetOptions& options, const std::set<std::string>& hosts,

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fleet_internal.hpp"
+#include "renderers.hpp"
 
 namespace ccbench::report::detail {
 
@@ -141,7 +142,7 @@ json head_json(const FleetVerdict& v) {
 /// a million pairs would take gigabytes.
 }  // namespace
 
-std::string render_fleet_json(const FleetVerdict& v) {
+std::string JsonRenderer::render(const FleetVerdict& v) const {
   const json head = head_json(v);
   const Devices devices = devices_of(v);
   std::string out = "{";

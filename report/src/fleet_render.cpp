@@ -5,7 +5,9 @@
 #include <map>
 
 #include "ccbench/report/fleet.hpp"
+#include "ccbench/report/text.hpp"
 #include "fleet_internal.hpp"
+#include "renderers.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
@@ -257,7 +259,29 @@ std::string render_tables(const FleetVerdict& v, bool markdown, bool colour) {
                      v.grouped() || listed.size() == v.pairs.size() ? "" : table_title + "\n", pairs.terminal(colour));
 }
 
-std::string render_csv(const FleetVerdict& v) {
+std::string testcase(const std::string& classname, const std::string& name, const std::string& failure_type,
+                     const std::string& message, const std::string& body) {
+  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", classname, xml_escape(name));
+  if (failure_type.empty()) {
+    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(body));
+  } else {
+    out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(message), failure_type,
+                       xml_escape(body));
+  }
+  return out + "    </testcase>\n";
+}
+
+}  // namespace
+
+namespace detail {
+
+std::string TerminalRenderer::render(const FleetVerdict& verdict) const {
+  return render_tables(verdict, false, m_colour);
+}
+
+std::string MarkdownRenderer::render(const FleetVerdict& verdict) const { return render_tables(verdict, true, false); }
+
+std::string CsvRenderer::render(const FleetVerdict& v) const {
   std::string out = "kind,name,local_rank,ranks,value,unit,of_reference,pairs,low,verdict,explained_by\n";
   const auto row = [&](const std::vector<std::string>& fields) {
     std::vector<std::string> cells;
@@ -300,35 +324,7 @@ std::string render_csv(const FleetVerdict& v) {
   return out;
 }
 
-std::string testcase(const std::string& classname, const std::string& name, const std::string& failure_type,
-                     const std::string& message, const std::string& body) {
-  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", classname, xml_escape(name));
-  if (failure_type.empty()) {
-    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(body));
-  } else {
-    out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(message), failure_type,
-                       xml_escape(body));
-  }
-  return out + "    </testcase>\n";
-}
-
-}  // namespace
-
-std::string render_fleet(const FleetVerdict& verdict, Format format, bool colour) {
-  switch (format) {
-    case Format::Terminal:
-      return render_tables(verdict, false, colour);
-    case Format::Markdown:
-      return render_tables(verdict, true, false);
-    case Format::Csv:
-      return render_csv(verdict);
-    case Format::Json:
-      return detail::render_fleet_json(verdict);
-  }
-  return render_tables(verdict, false, false);
-}
-
-std::string render_fleet_junit(const FleetVerdict& v) {
+std::string JunitRenderer::render(const FleetVerdict& v) const {
   std::string cases;
   std::size_t tests = 0;
   std::size_t failures = 0;
@@ -376,5 +372,7 @@ std::string render_fleet_junit(const FleetVerdict& v) {
                      xml_escape(v.rule()));
   return out + cases + "  </testsuite>\n</testsuites>\n";
 }
+
+}  // namespace detail
 
 }  // namespace ccbench::report

@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "ccbench/errors.hpp"
 #include "ccbench/report/input.hpp"
+#include "renderers.hpp"
 
 namespace ccbench::report {
 
@@ -272,8 +274,7 @@ std::string bench_summary(const RegressionVerdict& v, const BenchRegression& b) 
   return fmt::format("{:<24} {}", printable(b.name), what);
 }
 
-std::string render_text(const RegressionVerdict& v, Format format, bool colour) {
-  const bool md = format == Format::Markdown;
+std::string render_text(const RegressionVerdict& v, const Renderer& renderer, bool md) {
   std::string out;
   for (const auto& b : v.benches) {
     if (b.state != BenchRegression::State::Compared && b.state != BenchRegression::State::NoVerdict) {
@@ -285,8 +286,7 @@ std::string render_text(const RegressionVerdict& v, Format format, bool colour) 
       out += fmt::format("note: {} ran '{}', {} ran '{}': only rows of both are compared\n", printable(v.label_a),
                          printable(b.command_base), printable(v.label_b), printable(b.command_cand));
     }
-    out += b.comparison ? render_comparison(*b.comparison, v.options, format, colour)
-                        : fmt::format("ccbench-report: {}\n", printable(b.why));
+    out += b.comparison ? renderer.render(*b.comparison) : fmt::format("ccbench-report: {}\n", printable(b.why));
   }
   out += fmt::format("\n{}== regression: {} against {}, threshold {:g}%\n", md ? "### " : "", printable(v.label_b),
                      printable(v.label_a), v.options.threshold * 100.0);
@@ -370,8 +370,26 @@ std::string render_json(const RegressionVerdict& v) {
 
 }  // namespace
 
-std::string render_regression(const RegressionVerdict& verdict, Format format, bool colour) {
-  return format == Format::Json ? render_json(verdict) : render_text(verdict, format, colour);
+namespace detail {
+
+std::string TerminalRenderer::render(const RegressionVerdict& verdict) const {
+  return render_text(verdict, *this, false);
 }
+
+std::string MarkdownRenderer::render(const RegressionVerdict& verdict) const {
+  return render_text(verdict, *this, true);
+}
+
+std::string JsonRenderer::render(const RegressionVerdict& verdict) const { return render_json(verdict); }
+
+std::string CsvRenderer::render(const RegressionVerdict& /*verdict*/) const {
+  throw std::logic_error("a regression verdict has no CSV form");
+}
+
+std::string JunitRenderer::render(const RegressionVerdict& /*verdict*/) const {
+  throw std::logic_error("a regression verdict has no JUnit form");
+}
+
+}  // namespace detail
 
 }  // namespace ccbench::report

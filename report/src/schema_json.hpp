@@ -5,5 +5,7 @@ namespace ccbench::report::detail {
 
 /// The text of report/schema/ccbench.result.schema.json, compiled in.
 std::string_view builtin_result_schema();
+/// The text of report/schema/ccbench.accept.schema.json, compiled in.
+std::string_view builtin_accept_schema();
 
 }  // namespace ccbench::report::detail

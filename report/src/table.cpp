@@ -6,10 +6,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
+#include <utility>
 
 #include "ccbench/collective.hpp"
 #include "ccbench/report/rows.hpp"
+#include "ccbench/report/text.hpp"
 #include "records.hpp"
+#include "renderers.hpp"
 #include "text_table.hpp"
 
 namespace ccbench::report {
@@ -22,15 +25,10 @@ using detail::TextTable;
 
 constexpr double kUs = 1e6;
 
-/// The cases of one run that share everything but size and placement: one table.
-struct Section {
-  const LoadedRun* run = nullptr;
-  RowKey key;  // size_bytes and in_place unset
-  std::vector<const CaseResult*> cases;
-};
+}  // namespace
 
-std::vector<Section> sections_of(const std::vector<LoadedRun>& runs) {
-  std::vector<Section> out;
+TableModel make_table_model(const std::vector<LoadedRun>& runs) {
+  std::vector<TableSection> out;
   for (const auto& run : runs) {
     std::map<RowKey, std::size_t> index;
     for (const auto& r : run.doc.results) {
@@ -49,8 +47,10 @@ std::vector<Section> sections_of(const std::vector<LoadedRun>& runs) {
       return std::tie(a->size_bytes, a->spec.in_place) < std::tie(b->size_bytes, b->spec.in_place);
     });
   }
-  return out;
+  return TableModel{std::move(out)};
 }
+
+namespace {
 
 const char* status_colour(const CaseResult& r) {
   switch (r.status) {
@@ -90,7 +90,7 @@ std::string ranks_text(const std::vector<int>& ranks) {
                                          : fmt::format("ranks {}", fmt::join(ranks, ","));
 }
 
-std::string section_heading(const Section& s) {
+std::string section_heading(const TableSection& s) {
   const auto& doc = s.run->doc;
   const auto& first = *s.cases.front();
   std::string libs;
@@ -117,7 +117,7 @@ std::string section_heading(const Section& s) {
 }
 
 /// One row per size, out-of-place and in-place side by side (nccl-tests' layout).
-TextTable side_by_side(const Section& s, std::vector<std::string>& notes) {
+TextTable side_by_side(const TableSection& s, std::vector<std::string>& notes) {
   std::vector<Column> cols = {{"size"}, {"bytes"}, {"count"}};
   for (const char* side : {"out", "in"}) {
     for (const char* c : {"p50 us", "p95 us", "algbw", "busbw", "%peak", "wrong"}) {
@@ -167,7 +167,7 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-std::string render_text(const std::vector<Section>& sections, bool markdown, bool colour) {
+std::string render_text(const std::vector<TableSection>& sections, bool markdown, bool colour) {
   // Markdown renders inline HTML: every line of ours that holds input is escaped there.
   const auto md = [markdown](const std::string& text) { return markdown ? html_escape(text) : text; };
   const std::string bullet = markdown ? "- " : "# ";
@@ -233,19 +233,9 @@ nlohmann::ordered_json flat_row(const LoadedRun& run, const CaseResult& r) {
       {"reason", r.reason}};
 }
 
-std::string render_csv(const std::vector<Section>& sections) {
-  std::vector<nlohmann::ordered_json> records;
-  for (const auto& s : sections) {
-    for (const auto* r : s.cases) {
-      records.push_back(flat_row(*s.run, *r));
-    }
-  }
-  return detail::csv_of(records);
-}
-
 /// Per run and group, what a dashboard plots: busbw at the largest size measured (the worse
 /// placement), the best busbw, and how many cases ended how.
-nlohmann::ordered_json group_digest(const Section& s) {
+nlohmann::ordered_json group_digest(const TableSection& s) {
   const CaseResult* largest = nullptr;
   const CaseResult* best = nullptr;
   std::map<std::string, int> statuses;
@@ -277,10 +267,32 @@ nlohmann::ordered_json group_digest(const Section& s) {
   return g;
 }
 
-std::string render_json(const std::vector<Section>& sections) {
+}  // namespace
+
+namespace detail {
+
+std::string TerminalRenderer::render(const TableModel& tables) const {
+  return render_text(tables.sections, false, m_colour);
+}
+
+std::string MarkdownRenderer::render(const TableModel& tables) const {
+  return render_text(tables.sections, true, false);
+}
+
+std::string CsvRenderer::render(const TableModel& tables) const {
+  std::vector<nlohmann::ordered_json> records;
+  for (const auto& s : tables.sections) {
+    for (const auto* r : s.cases) {
+      records.push_back(flat_row(*s.run, *r));
+    }
+  }
+  return csv_of(records);
+}
+
+std::string JsonRenderer::render(const TableModel& tables) const {
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const auto& s : sections) {
+  for (const auto& s : tables.sections) {
     groups.push_back(group_digest(s));
     for (const auto* r : s.cases) {
       rows.push_back(flat_row(*s.run, *r));
@@ -291,21 +303,6 @@ std::string render_json(const std::vector<Section>& sections) {
   return doc.dump(2) + "\n";
 }
 
-}  // namespace
-
-std::string render_tables(const std::vector<LoadedRun>& runs, Format format, bool colour) {
-  const auto sections = sections_of(runs);
-  switch (format) {
-    case Format::Terminal:
-      return render_text(sections, false, colour);
-    case Format::Markdown:
-      return render_text(sections, true, false);
-    case Format::Csv:
-      return render_csv(sections);
-    case Format::Json:
-      return render_json(sections);
-  }
-  return {};
-}
+}  // namespace detail
 
 }  // namespace ccbench::report

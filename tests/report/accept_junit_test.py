@@ -104,7 +104,7 @@ def check_malformed(args, tmp):
     assert done.stdout == "", "nothing on stdout for bad input"
     lines = done.stderr.splitlines()
     assert len(lines) == 1, f"{len(lines)} lines on stderr, expected 1"
-    assert f"{bad}: /checks/1/kind: unknown check kind 'foo' (expected busbw, " in lines[0], lines[0]
+    assert f'{bad}: /checks/1/kind: expected one of "busbw", ' in lines[0], lines[0]
     assert not xml.exists(), "no JUnit XML for bad input"
     # A result file given as the profile.
     result = args.data / "runs" / "timed-out.json"

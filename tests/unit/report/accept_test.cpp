@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ccbench/report/accept.hpp"
+#include "ccbench/report/renderer.hpp"
 
 namespace ccbench::report {
 namespace {
@@ -118,8 +119,8 @@ TEST(AcceptProfile, ErrorNamesFilePointerAndExpectation) {
   json doc = json::parse(R"({"profile": "ccbench.accept", "profile_version": "1.0.0", "id": "x", "name": "x",
     "checks": [{"id": "a", "kind": "no_failed"}, {"id": "b", "kind": "no_timed_out"}, {"id": "c", "kind": "foo"}]})");
   EXPECT_EQ(message_of(doc.dump()),
-            "x.json: /checks/2/kind: unknown check kind 'foo' (expected busbw, no_wrong_elements, no_timed_out, "
-            "no_failed)");
+            "x.json: /checks/2/kind: expected one of \"busbw\", \"no_wrong_elements\", \"no_timed_out\", "
+            "\"no_failed\", got \"foo\"");
 }
 
 TEST(AcceptProfile, MalformedProfilesAreRefusedWithPointers) {
@@ -128,17 +129,20 @@ TEST(AcceptProfile, MalformedProfilesAreRefusedWithPointers) {
     "checks": [{"id": "bw", "kind": "busbw", "select": {"benchmark": "allreduce_bench"}, "size": "16G",
                 "min_GBps": 460, "source": "s"}]})");
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"/checks/0/min_GBPs", "/checks/0/min_GBPs: unknown key 'min_GBPs' (a check has: id, kind, description"},
-      {"/checks/0/size", "/checks/0/size: expected bytes (a positive integer) or a size like \"16G\""},
-      {"/checks/0/min_GBps", "/checks/0/min_GBps: expected a positive number, got number -1"},
-      {"/checks/0/source", "/checks/0/source: 'nope' is not a key of /sources (s)"},
-      {"/checks/0/select/group", "/checks/0/select/group: expected a group kind or a list of them (world, node, "},
-      {"/checks/0/select/dtype", "/checks/0/select/dtype: unknown dtype 'float33'"},
-      {"/checks/0/select/benchmark", "/checks/0/select/benchmark: unknown benchmark 'allreduce'"},
-      {"/checks/0/select/colour", "/checks/0/select/colour: unknown key 'colour' (select has: benchmark"},
+      // the schema's
+      {"/checks/0/min_GBPs", "/checks/0/min_GBPs: unknown key (not in the schema; expected "},
+      {"/checks/0/size", "/checks/0/size: expected integer, got string; or expected a string matching "},
+      {"/checks/0/min_GBps", "/checks/0/min_GBps: expected a number > 0, got -1"},
+      {"/checks/0/select/group", "/checks/0/select/group: expected one of \"world\", \"node\", "},
+      {"/checks/0/select/dtype", "/checks/0/select/dtype: expected one of \"int8\", "},
+      {"/checks/0/select/colour", "/checks/0/select/colour: unknown key (not in the schema; expected "},
+      {"/checks/0/id", "/checks/0/id: expected a string matching ^[A-Za-z0-9][A-Za-z0-9._-]*$, got \"a b\""},
+      // the reader's: what the document is, and what no schema can say
       {"/profile_version", "/profile_version: version 2.0.0 is not readable here"},
       {"/profile", "/profile: expected \"ccbench.accept\", got string \"ccbench.result\""},
-      {"/checks/0/id", "/checks/0/id: 'a b' is not an id"},
+      {"/checks/0/source", "/checks/0/source: 'nope' is not a key of /sources (s)"},
+      {"/checks/0/select/benchmark", "/checks/0/select/benchmark: unknown benchmark 'all_reduce_bench' (expected "},
+      {"/checks/0/select/op", "/checks/0/select/op: unknown op 'allreduce' (expected all_reduce, "},
   };
   const std::map<std::string, json> values = {
       {"/checks/0/min_GBPs", 1},
@@ -147,7 +151,8 @@ TEST(AcceptProfile, MalformedProfilesAreRefusedWithPointers) {
       {"/checks/0/source", "nope"},
       {"/checks/0/select/group", "pairs"},
       {"/checks/0/select/dtype", "float33"},
-      {"/checks/0/select/benchmark", "allreduce"},
+      {"/checks/0/select/benchmark", "all_reduce_bench"},
+      {"/checks/0/select/op", "allreduce"},
       {"/checks/0/select/colour", "red"},
       {"/profile_version", "2.0.0"},
       {"/profile", "ccbench.result"},
@@ -165,18 +170,24 @@ TEST(AcceptProfile, StructuralErrors) {
   const std::string head = R"({"profile": "ccbench.accept", "profile_version": "1.0.0", "id": "x", "name": "x", )";
   EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "busbw", "size": 8,
       "select": {"benchmark": "allreduce_bench"}}]})")
-                .find("x.json: /checks/0: a busbw check needs min_GBps or min_pct_of_peak"),
+                .find("x.json: /checks/0: missing required key \"min_GBps\"; or missing required key "
+                      "\"min_pct_of_peak\""),
+            std::string::npos);
+  // A size of the schema's form whose value does not fit 64 bits: the reader's to say.
+  EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "busbw", "size": "99999999999999999999G",
+      "min_GBps": 1, "select": {"benchmark": "allreduce_bench"}}]})")
+                .find("x.json: /checks/0/size: expected bytes (a positive integer) or a size like \"16G\""),
             std::string::npos);
   EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "busbw", "size": 8, "min_GBps": 1}]})")
-                .find("x.json: /checks/0/select: a busbw check must select a benchmark"),
+                .find("x.json: /checks/0: missing required key \"select\""),
             std::string::npos);
   EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "no_failed"}, {"id": "a", "kind": "no_failed"}]})")
                 .find("x.json: /checks/1/id: duplicate check id 'a' (also /checks/0/id)"),
             std::string::npos);
   EXPECT_NE(message_of(head + R"("checks": [{"id": "a", "kind": "no_failed", "size": "1G"}]})")
-                .find("x.json: /checks/0/size: unknown key 'size'"),
+                .find("x.json: /checks/0/size: unknown key (not in the schema; expected "),
             std::string::npos);
-  EXPECT_NE(message_of(head + R"("checks": []})").find("x.json: /checks: expected a non-empty list of checks"),
+  EXPECT_NE(message_of(head + R"("checks": []})").find("x.json: /checks: expected at least 1 item(s), got 0"),
             std::string::npos);
   EXPECT_NE(message_of(head + R"("checks": [}")").find("x.json: not valid JSON: "), std::string::npos);
   EXPECT_NE(message_of("[1, 2]").find("x.json: expected an accept profile (a JSON object), got array"),
@@ -382,13 +393,8 @@ TEST(AcceptEvaluate, SeveralRunsAreNamedInDetails) {
 
 // --- printers ------------------------------------------------------------------------------------
 
-struct Rendered {
-  Profile profile;
-  std::vector<CheckOutcome> outcomes;
-};
-
-Rendered smoke_on(const std::string& file) {
-  Rendered r{load_profile(kProfiles / "mpi-host-smoke.json"), {}};
+AcceptVerdict smoke_on(const std::string& file) {
+  AcceptVerdict r{load_profile(kProfiles / "mpi-host-smoke.json"), {}};
   r.outcomes = evaluate(r.profile, {run_of(file)});
   return r;
 }
@@ -400,12 +406,12 @@ std::string last_line(const std::string& text) {
 
 TEST(AcceptRender, TerminalTableEndsWithSummary) {
   const auto pass = smoke_on("allreduce-np4-a.json");
-  const auto text = render_accept(pass.profile, pass.outcomes, Format::Terminal, false);
+  const auto text = make_renderer(Format::Terminal, false)->render(pass);
   EXPECT_EQ(last_line(text), "4 checks: 4 passed, 0 failed");
   EXPECT_EQ(text.find("\x1b["), std::string::npos);
   EXPECT_NE(text.find("allreduce-busbw-512k  PASS"), std::string::npos) << text;
   const auto fail = smoke_on("timed-out.json");
-  const auto coloured = render_accept(fail.profile, fail.outcomes, Format::Terminal, true);
+  const auto coloured = make_renderer(Format::Terminal, true)->render(fail);
   EXPECT_EQ(last_line(coloured), "4 checks: 1 passed, 3 failed");
   EXPECT_NE(coloured.find("\x1b[1;31mFAIL\x1b[0m"), std::string::npos);
   EXPECT_NE(coloured.find("\x1b[32mPASS\x1b[0m"), std::string::npos);
@@ -414,7 +420,7 @@ TEST(AcceptRender, TerminalTableEndsWithSummary) {
 TEST(AcceptRender, TerminalNeutralisesControlCharacters) {
   auto r = smoke_on("timed-out.json");
   r.outcomes[0].culprit = "host\x1b]0;owned\x07";
-  const auto text = render_accept(r.profile, r.outcomes, Format::Terminal, false);
+  const auto text = make_renderer(Format::Terminal, false)->render(r);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_NE(text.find("host?]0;owned?"), std::string::npos);
 }
@@ -427,23 +433,24 @@ TEST(AcceptRender, HostileHostnameIsEscapedInMarkdownAndJunit) {
                                      {"min_GBps", 1e6}});
   const auto outcomes = evaluate(profile, {run_of("hostile-names.json")});
   ASSERT_NE(outcomes[0].culprit.find("<script>"), std::string::npos) << outcomes[0].culprit;
-  const auto md = render_accept(profile, outcomes, Format::Markdown, false);
+  const AcceptVerdict verdict{profile, outcomes};
+  const auto md = make_renderer(Format::Markdown, false)->render(verdict);
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("&lt;script&gt;"), std::string::npos);
   EXPECT_EQ(last_line(md), "1 check: 0 passed, 1 failed");
-  const auto xml = render_junit(profile, outcomes);
+  const auto xml = make_renderer(Format::Junit, false)->render(verdict);
   EXPECT_EQ(xml.find("<script>"), std::string::npos);
   EXPECT_NE(xml.find("&lt;script&gt;document.title=1&lt;/script&gt;"), std::string::npos);
 }
 
 TEST(AcceptRender, CsvQuotesAndJsonParses) {
   const auto r = smoke_on("timed-out.json");
-  const auto csv = render_accept(r.profile, r.outcomes, Format::Csv, false);
+  const auto csv = make_renderer(Format::Csv, false)->render(r);
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "check,kind,verdict,measured,threshold,culprit,detail,source");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
   EXPECT_NE(csv.find("\"all_reduce float32 256 MiB out-of-place in group world (ranks 0,1 on vm)\""), std::string::npos)
       << csv;
-  const auto j = json::parse(render_accept(r.profile, r.outcomes, Format::Json, false));
+  const auto j = json::parse(make_renderer(Format::Json, false)->render(r));
   EXPECT_EQ(j.at("checks").size(), 4U);
   EXPECT_EQ(j.at("failed"), 3);
   EXPECT_EQ(j.at("verdict"), "fail");
@@ -454,8 +461,8 @@ TEST(AcceptRender, CsvQuotesAndJsonParses) {
 
 TEST(AcceptRender, JunitCountsNamesAndIsDeterministic) {
   const auto r = smoke_on("timed-out.json");
-  const auto xml = render_junit(r.profile, r.outcomes);
-  EXPECT_EQ(xml, render_junit(r.profile, r.outcomes));
+  const auto xml = make_renderer(Format::Junit, false)->render(r);
+  EXPECT_EQ(xml, make_renderer(Format::Junit, false)->render(r));
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 0), 0U);
   EXPECT_NE(xml.find(R"x(<testsuite name="ccbench accept: MPI host-memory smoke (CI VM)" tests="4" failures="3" )x"
                      R"x(errors="0" skipped="0">)x"),

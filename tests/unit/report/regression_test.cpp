@@ -2,6 +2,8 @@
 // commands.tsv), made of the real runs under tests/data/report/runs: each verdict and exit code.
 #include "ccbench/report/regression.hpp"
 
+#include "ccbench/report/renderer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -83,7 +85,7 @@ TEST_F(Regression, ABenchWithoutResultIsAFailedRegression) {
   EXPECT_EQ(v.text(), "REGRESSION (0 SLOWER, 1 FAILED, 0 MISSING rows)");
   EXPECT_EQ(v.failed_benches(), std::vector<std::string>{"sendrecv_bench (exit 1)"});
   EXPECT_EQ(v.names(BenchRegression::State::NoResult), std::vector<std::string>{"sendrecv_bench"});
-  const std::string text = render_regression(v, Format::Terminal, false);
+  const std::string text = make_renderer(Format::Terminal, false)->render(v);
   EXPECT_NE(text.find("sendrecv_bench           FAILED: no result in b (see "), std::string::npos) << text;
   EXPECT_NE(text.find("verdict: REGRESSION (0 SLOWER, 1 FAILED, 0 MISSING rows); exit 1\n"), std::string::npos);
 }
@@ -98,7 +100,7 @@ TEST_F(Regression, ABaselineWithoutTheBenchIsReportedNotIgnored) {
   EXPECT_EQ(v.exit_code(), 0);
   EXPECT_EQ(v.text(), "no regression in the 1 benches compared; 1 not compared (missing in a)");
   EXPECT_EQ(v.only_in_base, std::vector<std::string>{"allgather_bench"});
-  const std::string text = render_regression(v, Format::Terminal, false);
+  const std::string text = make_renderer(Format::Terminal, false)->render(v);
   EXPECT_NE(text.find("sendrecv_bench           MISSING in a: not compared"), std::string::npos) << text;
   EXPECT_NE(text.find("baseline a lacks 1 bench(es) of the suite: sendrecv_bench"), std::string::npos) << text;
   EXPECT_NE(text.find("only in a (not in the suite now): allgather_bench"), std::string::npos) << text;
@@ -122,7 +124,7 @@ TEST_F(Regression, JsonHoldsTheCountsCompareGives) {
   const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {});
   const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-b.json"}}, {});
   const auto v = run(a, b);
-  const auto doc = nlohmann::json::parse(render_regression(v, Format::Json, false));
+  const auto doc = nlohmann::json::parse(make_renderer(Format::Json, false)->render(v));
   EXPECT_EQ(doc.at("schema"), "ccbench.report.regression");
   EXPECT_EQ(doc.at("exit"), v.exit_code());
   const Comparison& c = *v.benches.at(0).comparison;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "ccbench/report/renderer.hpp"
 #include "ccbench/report/table.hpp"
 
 namespace ccbench::report {
@@ -17,6 +19,10 @@ std::size_t count(const std::string& text, const std::string& what) {
     ++n;
   }
   return n;
+}
+
+std::string render_tables(const std::vector<LoadedRun>& runs, Format format, bool colour) {
+  return make_renderer(format, colour)->render(make_table_model(runs));
 }
 
 TEST(ReportTable, OneSectionPerGroup) {
@@ -66,6 +72,12 @@ TEST(ReportTable, PeakShownWhenKnown) {
   const auto runs = read_result_files({(kRuns / "allreduce-np2-peak20.json").string()});
   EXPECT_NE(render_tables(runs, Format::Terminal, false).find("peak 20.0 GB/s (--peak-GBps given on the command line)"),
             std::string::npos);
+}
+
+// --junit is accept's and fleet's: a table has no test cases, and asking for them is a programming error.
+TEST(ReportTable, JunitRendersNoTable) {
+  const auto runs = read_result_files({(kRuns / "allreduce-np4-a.json").string()});
+  EXPECT_THROW((void)render_tables(runs, Format::Junit, false), std::logic_error);
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 
 #include "ccbench/collective.hpp"
 #include "ccbench/report/input.hpp"
-#include "ccbench/report/text.hpp"
 #include "ccbench/types.hpp"
 
 namespace ccbench::report {
@@ -101,10 +100,12 @@ std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<Loa
 /// True when every check passed (the exit code is 0 then).
 bool all_passed(const std::vector<CheckOutcome>& outcomes);
 
-/// A table (terminal, markdown) ending in "N checks: P passed, F failed", or CSV / JSON.
-std::string render_accept(const Profile& profile, const std::vector<CheckOutcome>& outcomes, Format format,
-                          bool colour);
-/// JUnit XML: one testsuite for the profile, one testcase per check, <failure> for FAIL. Deterministic.
-std::string render_junit(const Profile& profile, const std::vector<CheckOutcome>& outcomes);
+/// What `accept` renders in every format: the profile and each check's outcome. The terminal and Markdown
+/// tables end in "N checks: P passed, F failed"; JUnit XML has one testsuite for the profile and one testcase
+/// per check, <failure> for FAIL.
+struct AcceptVerdict {
+  Profile profile;
+  std::vector<CheckOutcome> outcomes;
+};
 
 }  // namespace ccbench::report

@@ -7,7 +7,6 @@
 
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/rows.hpp"
-#include "ccbench/report/text.hpp"
 
 namespace ccbench::report {
 
@@ -41,9 +40,12 @@ struct RowComparison {
   bool against_spec = false;             // the peaks differ: the change is of busbw / peak
 };
 
+/// What `compare` renders in every format. Its rows point into the runs compared, which must outlive it.
 struct Comparison {
   std::string label_a;
   std::string label_b;
+  double threshold = 0.05;  // the options it was made with (CompareOptions)
+  std::uint64_t min_samples = 5;
   bool against_spec = false;  // some row's peaks differ: its verdict is on busbw / peak
   std::vector<RowComparison> rows;
   std::vector<RowKey> only_base;  // MISSING: the candidate lacks them (it stopped early?)
@@ -62,6 +64,5 @@ std::optional<std::string> why_nothing_compared(const Comparison& comparison, co
 /// "12 rows compared: 10 SAME, 0 FASTER, 2 SLOWER, 0 UNSURE, 0 FAILED; 0 MISSING from B, 0 only in B, 0 skipped
 /// on both sides": the counts of the verdicts, as the terminal prints them.
 std::string summary_line(const Comparison& comparison);
-std::string render_comparison(const Comparison& comparison, const CompareOptions& options, Format format, bool colour);
 
 }  // namespace ccbench::report

@@ -14,7 +14,6 @@
 
 #include "ccbench/report/fleet_sweep.hpp"
 #include "ccbench/report/input.hpp"
-#include "ccbench/report/text.hpp"
 
 namespace ccbench::report {
 
@@ -87,6 +86,8 @@ struct FleetSplit {
   std::optional<double> median_across;  // their median score
 };
 
+/// What `fleet` renders in every format. JUnit XML has one testcase per host (per lane), per BAD LINK, per LOW GROUP,
+/// per SPLIT and per lane LOW as a whole.
 struct FleetVerdict {
   std::string benchmark;
   std::string metric;  // "busbw" or "latency"
@@ -138,13 +139,10 @@ FleetVerdict evaluate_fleet(const std::vector<LoadedRun>& runs, const FleetOptio
 /// that a program reads, CSV and JSON, lists every pair).
 inline constexpr std::size_t kFleetPairsListed = 1000;
 
-std::string render_fleet(const FleetVerdict& verdict, Format format, bool colour);
 /// What the verdict names, a line each, as every format says it: FLEET LOW, SPLIT, BAD HOST, LOW GROUP, BAD LINK.
 std::vector<std::string> fleet_verdict_lines(const FleetVerdict& verdict);
 /// "reference busbw: 0.0055 GB/s (level 0.0055 GB/s, anchor none); anchor: ..." (per local rank when there
 /// are several), and what a partial sweep left out.
 std::string fleet_reference_text(const FleetVerdict& verdict);
-/// JUnit XML: one testcase per host (per lane), per BAD LINK, per LOW GROUP, per SPLIT and per lane LOW as a whole.
-std::string render_fleet_junit(const FleetVerdict& verdict);
 
 }  // namespace ccbench::report

@@ -55,8 +55,7 @@ struct RegressionVerdict {
 RegressionVerdict compare_run_folders(const std::filesystem::path& base, const std::filesystem::path& cand,
                                       const CompareOptions& options, std::uintmax_t max_file_bytes);
 
-/// Terminal or Markdown: each bench's comparison as `compare` prints it, then the summary and the verdict line;
-/// JSON: the values (schema ccbench.report.regression). CSV is refused by the caller.
-std::string render_regression(const RegressionVerdict& verdict, Format format, bool colour);
+// Rendered by the renderers (renderer.hpp): terminal and Markdown, each bench's comparison as `compare` prints it,
+// then the summary and the verdict line; JSON, the values (schema ccbench.report.regression).
 
 }  // namespace ccbench::report

@@ -9,8 +9,8 @@
 
 namespace ccbench::report {
 
-/// Output formats of the text printers (table, compare, accept).
-enum class Format { Terminal, Markdown, Csv, Json };
+/// Output formats (renderer.hpp): --format names the first four; --junit FILE (accept, fleet) the last.
+enum class Format { Terminal, Markdown, Csv, Json, Junit };
 /// "terminal" | "markdown" | "md" | "csv" | "json"; nullopt otherwise.
 std::optional<Format> parse_format(std::string_view text);
 
