@@ -15,7 +15,7 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   python3-junitparser                           # JUnit XML from ccbench-report accept, parsed
   python3-scipy                                 # the median's interval checked against scipy.stats.binom
   slurm-wlm munge                               # the slurm tier: a two-node Slurm cluster on this machine
-  iproute2                                      # the cluster tier: network namespaces, veth, tc
+  iproute2 nftables                             # the cluster tier: network namespaces, veth, tc; a lossy cable
   qemu-system-x86 busybox-static kmod perftest  # the rdma tier: Soft-RoCE in a QEMU guest, perftest for reference
   ibverbs-providers ibverbs-utils              # the rdma tier: rxe verbs provider, ibv_devinfo in the guest
   libibverbs-dev                                # the verbs backend: ib_write_bw_bench, ib_write_lat_bench

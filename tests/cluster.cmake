@@ -9,7 +9,7 @@ endif()
 set(_cluster_driver ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cluster/cluster_test.py
     --bin-dir ${PROJECT_BINARY_DIR}/bench/apps --schema ${CCBENCH_SCHEMA} --mpirun ${MPIEXEC_EXECUTABLE}
     --report $<TARGET_FILE:ccbench-report>)
-foreach(_case rate split sigkill sigstop-sweep sigstop-setup fleet fleet-lanes fleet-majority fleet-timeout)
+foreach(_case rate split fabric sigkill sigstop-sweep sigstop-setup fleet fleet-evidence fleet-lanes fleet-majority fleet-timeout)
   string(REPLACE "-" "_" _name ${_case})
   add_test(NAME cluster.${_name} COMMAND ${_cluster_driver} ${_case})
   # RUN_SERIAL: the links are shaped to be measured, and namespaces, bridge and ports are root-wide.

@@ -58,6 +58,10 @@ class TableSink final : public ResultSink {
   void hang(const ResultDocument& /*doc*/) noexcept override {}
   void end(const ResultDocument& doc) override {
     m_printer.footer(doc.results, m_result_path == "-" ? std::string{} : m_result_path);
+    for (const auto& finding : fabric_findings(doc.fabric)) {  // the fabric's own evidence of a slow result
+      fmt::print(m_out, "# fabric: {}\n", finding);
+    }
+    std::fflush(m_out);
   }
 
  private:

@@ -44,6 +44,11 @@ void RunRecorder::record(CaseResult result) {
   m_doc.results.push_back(std::move(result));
 }
 
+void RunRecorder::fabric(std::vector<HostFabric> hosts) {
+  const std::lock_guard lock(m_mutex);
+  m_doc.fabric = std::move(hosts);
+}
+
 void RunRecorder::size_done(const std::vector<CaseResult>& rows) {
   emit([&](ResultSink& sink) { sink.size_done(m_doc, rows); });
 }

@@ -43,6 +43,8 @@ class RunRecorder {
   void at(const std::vector<GroupPlan>& groups, std::uint64_t size, bool in_place);
   void between_cases();
   void record(CaseResult result);
+  /// Every host's fabric evidence, before end().
+  void fabric(std::vector<HostFabric> hosts);
   /// One size is measured in every group: its `rows` are in the document.
   void size_done(const std::vector<CaseResult>& rows);
   /// The run is over: the document is completed and every sink ends. False when a hang was recorded

@@ -10,6 +10,7 @@
 #include "ccbench/memory_admission.hpp"
 #include "ccbench/rates.hpp"
 #include "ccbench/result_json.hpp"
+#include "ccbench/topo/fabric_read.hpp"
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology_json.hpp"
 #include "ccbench/version.hpp"
@@ -264,6 +265,41 @@ bool Session::sweep_ring_variant() {
   return sweep();
 }
 
+void Session::fabric_before() {
+  const int me = m_world.rank();
+  const int host = m_in.places.at(static_cast<std::size_t>(me)).host;
+  const auto first =
+      std::find_if(m_in.places.begin(), m_in.places.end(), [&](const auto& p) { return p.host == host; });
+  if (first - m_in.places.begin() == me) {
+    m_counters = topo::read_counters();
+  }
+}
+
+// Outside every timed window: after the last case, one reading per host, its deltas and links gathered as the
+// results are (the JSON text of the file).
+void Session::fabric_after() {
+  std::string mine;
+  if (m_counters) {
+    HostFabric h = counter_deltas(*m_counters, topo::read_counters());
+    h.host =
+        m_in.hosts.at(static_cast<std::size_t>(m_in.places.at(static_cast<std::size_t>(m_world.rank())).host)).hostname;
+    h.links = topo::read_links();
+    mine = json_text(fabric_to_json(h));
+  }
+  m_guard.begin("gathering every host's fabric counters");
+  const auto texts = m_world.all_gather(mine);
+  m_guard.idle("between ops");
+  if (is_writer()) {
+    std::vector<HostFabric> hosts;
+    for (const auto& text : texts) {
+      if (!text.empty()) {
+        hosts.push_back(fabric_from_json(nlohmann::json::parse(text)));
+      }
+    }
+    m_recorder.fabric(std::move(hosts));
+  }
+}
+
 int Session::run() {
   m_guard.begin("set-up: learning the backend's versions and clock");
   BackendFacts facts = backend_facts();
@@ -288,6 +324,7 @@ int Session::run() {
     m_recorder.open(start_document(facts.versions), std::move(sinks));
     m_recorder.begin(table_header(facts.versions, facts.backend, facts.clock));
   }
+  fabric_before();
   const auto first_round_start = std::chrono::steady_clock::now();
   bool failed = sweep();
   const std::chrono::duration<double> first_round = std::chrono::steady_clock::now() - first_round_start;
@@ -312,6 +349,7 @@ int Session::run() {
   if (m_in.plan.variants.size() > 1) {
     failed = sweep_ring_variant() || failed;
   }
+  fabric_after();
   if (is_writer() && !m_recorder.end()) {
     return kExitTimeout;  // a hang was recorded while this rank went on: the job is being ended
   }

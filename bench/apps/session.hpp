@@ -88,6 +88,10 @@ class Session {
   /// Lets the hang guard abandon the current backend (see HangGuard::set_abandon); an RDMA pair's peak,
   /// from its ports, once it is connected.
   void watch_backend();
+  /// The first rank of each host reads its counters before the first case (fabric_after: after the last).
+  void fabric_before();
+  /// Collective over the world: each host's counter deltas and links, gathered into the recorder's document.
+  void fabric_after();
   /// Replaces this rank's membership (a round of --all-pairs, the ring variant): the old one goes first.
   void rejoin(const std::vector<GroupPlan>& groups);
 
@@ -106,6 +110,7 @@ class Session {
   BackendFacts m_facts;
   std::map<std::string, topo::Peak> m_peaks;  // by group id, from the topology (not for RDMA pairs)
   std::optional<topo::Peak> m_pair_peak;      // an RDMA pair's, from its ports (this rank's group)
+  std::optional<CounterSnapshot> m_counters;  // this host's, before the first case (its first rank only)
   RunRecorder m_recorder;                     // world rank 0's: the document and its sinks
 };
 

@@ -201,4 +201,62 @@ std::optional<std::uint64_t> counted_bytes(const CounterDelta& delta) {
   return delta.delta * static_cast<std::uint64_t>(info.unit_bytes);
 }
 
+namespace {
+
+std::string moved_text(const CounterDelta& d) {
+  const std::string device = d.device.empty() ? d.source
+                             : d.port > 0     ? fmt::format("{} port {}", d.device, d.port)
+                                              : d.device;
+  return fmt::format("{} {} +{}{}", device, d.name, d.delta, d.lower_bound ? " (at least: saturated)" : "");
+}
+
+}  // namespace
+
+std::vector<std::string> fabric_findings(const std::vector<HostFabric>& hosts) {
+  std::vector<std::string> out;
+  for (const auto& h : hosts) {
+    std::vector<std::string> errors;
+    std::uint64_t segments = 0;
+    std::uint64_t retransmitted = 0;
+    for (const auto& d : h.moved) {
+      if (d.source == "tcp" && d.name == "OutSegs") {
+        segments = d.delta;
+      } else if (d.source == "tcp" && d.name == "RetransSegs") {
+        retransmitted = d.delta;
+      }
+    }
+    // TCP retransmits a little by design (its congestion control probes until a queue drops): its counters are
+    // one finding, the share of segments sent again, past kTcpRetransmitShare.
+    const double share =
+        static_cast<double>(retransmitted) / static_cast<double>(std::max<std::uint64_t>(segments + retransmitted, 1));
+    if (retransmitted > 0 && share > kTcpRetransmitShare) {
+      errors.push_back(fmt::format("TCP RetransSegs +{} ({:.2f}% of {} segments sent)", retransmitted, 100.0 * share,
+                                   segments + retransmitted));
+    }
+    for (const auto& d : h.moved) {
+      if (d.kind == CounterKind::Error && d.source != "tcp") {
+        errors.push_back(moved_text(d));
+      }
+    }
+    if (!errors.empty()) {
+      std::string line = fmt::format("{}: error counters moved in {:.1f} s: ", h.host, h.seconds);
+      for (std::size_t i = 0; i < errors.size(); ++i) {
+        line += (i == 0 ? "" : ", ") + errors[i];
+      }
+      out.push_back(std::move(line));
+    }
+    for (const auto& l : h.links) {
+      if (l.below) {
+        out.push_back(fmt::format("{}: {} ({}) trained at {}, capable of {}", h.host, l.device,
+                                  l.role.empty() ? l.kind : l.role, l.current, l.capable));
+      }
+    }
+    if (!h.warnings.empty()) {
+      out.push_back(fmt::format("{}: {} counter warning(s): {}{}", h.host, h.warnings.size(), h.warnings.front(),
+                                h.warnings.size() > 1 ? "; ..." : ""));
+    }
+  }
+  return out;
+}
+
 }  // namespace ccbench

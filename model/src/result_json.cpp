@@ -325,6 +325,7 @@ nlohmann::json fabric_to_json(const HostFabric& h) {
       }
     };
     optional("role", l.role);
+    optional("model", l.model);
     optional("capable", l.capable);
     optional("state", l.state);
     optional("firmware", l.firmware);
@@ -360,6 +361,7 @@ HostFabric fabric_from_json(const nlohmann::json& j) {
     s.current = l.at("current").get<std::string>();
     s.below = l.at("below").get<bool>();
     s.role = l.value("role", "");
+    s.model = l.value("model", "");
     s.capable = l.value("capable", "");
     s.state = l.value("state", "");
     s.firmware = l.value("firmware", "");

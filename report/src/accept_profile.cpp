@@ -145,8 +145,8 @@ std::uint64_t read_size(const std::string& file, const std::string& pointer, con
 }
 
 CheckKind kind_of(const std::string& text) {
-  for (const CheckKind kind :
-       {CheckKind::Busbw, CheckKind::NoWrongElements, CheckKind::NoTimedOut, CheckKind::NoFailed}) {
+  for (const CheckKind kind : {CheckKind::Busbw, CheckKind::NoWrongElements, CheckKind::NoTimedOut, CheckKind::NoFailed,
+                               CheckKind::Counters, CheckKind::Links}) {
     if (name(kind) == text) {
       return kind;
     }
@@ -188,6 +188,14 @@ AcceptCheck read_check(const std::string& file, const std::string& pointer, cons
     check.min_groups = optional_at<int>(j, "min_groups").value_or(0);
   }
   check.require_checked = optional_at<bool>(j, "require_checked").value_or(false);
+  if (check.kind == CheckKind::Counters) {
+    check.fatal = j.value("fatal", std::vector<std::string>{});
+    for (const auto& r : j.value("rates", json::array())) {
+      check.rates.push_back(
+          {r.at("counter").get<std::string>(), r.at("max").get<double>(), r.at("per").get<std::string>()});
+    }
+  }
+  check.one_firmware_per_model = optional_at<bool>(j, "one_firmware_per_model").value_or(true);
   return check;
 }
 
@@ -232,6 +240,10 @@ std::string_view name(CheckKind kind) {
       return "no_timed_out";
     case CheckKind::NoFailed:
       return "no_failed";
+    case CheckKind::Counters:
+      return "counters";
+    case CheckKind::Links:
+      return "links";
   }
   return "unknown";
 }
@@ -284,6 +296,20 @@ std::string describe(const AcceptCheck& c) {
       return fmt::format("no timed-out op in {}", what);
     case CheckKind::NoFailed:
       return fmt::format("no failed case in {}", what);
+    case CheckKind::Counters: {
+      std::vector<std::string> parts;
+      if (!c.fatal.empty()) {
+        parts.push_back(fmt::format("no rise of {}", fmt::join(c.fatal, ", ")));
+      }
+      for (const auto& r : c.rates) {
+        parts.push_back(fmt::format("{} <= {:g}/{}", r.counter, r.max, r.per));
+      }
+      return fmt::format("fabric counters of every host: {}", fmt::join(parts, "; "));
+    }
+    case CheckKind::Links:
+      return c.one_firmware_per_model
+                 ? std::string("every RDMA port and PCIe link at its capability, one firmware per HCA model")
+                 : std::string("every RDMA port and PCIe link at its capability");
   }
   return what;
 }

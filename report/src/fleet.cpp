@@ -346,6 +346,7 @@ FleetVerdict evaluate_fleet(const FleetSweep& sweep, const FleetOptions& options
   v.in_place = !sweep.has_out_of_place();
   for (const auto& f : sweep.files()) {
     v.files.push_back(f.path);
+    v.fabric.insert(v.fabric.end(), f.head.doc.fabric.begin(), f.head.doc.fabric.end());
   }
   const std::set<std::string> host_set = sweep.all_hosts();
   if (host_set.size() < kMinFleetHosts) {

@@ -112,30 +112,34 @@ json head_json(const FleetVerdict& v) {
     }
     return out;
   };
-  return {{"benchmark", v.benchmark},
-          {"metric", v.metric},
-          {"stat", v.stat},
-          {"unit", v.unit},
-          {"size_bytes", v.size_bytes},
-          {"in_place", v.in_place},
-          {"threshold", v.threshold},
-          {"rule", v.rule()},
-          {"level", per_lane(v.level)},
-          {"anchor", per_lane(v.anchor)},
-          {"anchor_basis", v.anchor_basis},
-          {"reference", per_lane(v.reference)},
-          {"fleet_low", v.fleet_low},
-          {"splits", splits},
-          {"partial", v.partial},
-          {"missing_pairs", v.missing},
-          {"measured", v.measured},
-          {"files", v.files},
-          {"bad_hosts", bad_hosts},
-          {"bad_links", bad_links},
-          {"hosts", hosts},
-          {"groups", groups},
-          {"low_groups", low_groups},
-          {"verdict", v.anything_named() ? "fail" : "pass"}};
+  json head = {{"benchmark", v.benchmark},
+               {"metric", v.metric},
+               {"stat", v.stat},
+               {"unit", v.unit},
+               {"size_bytes", v.size_bytes},
+               {"in_place", v.in_place},
+               {"threshold", v.threshold},
+               {"rule", v.rule()},
+               {"level", per_lane(v.level)},
+               {"anchor", per_lane(v.anchor)},
+               {"anchor_basis", v.anchor_basis},
+               {"reference", per_lane(v.reference)},
+               {"fleet_low", v.fleet_low},
+               {"splits", splits},
+               {"partial", v.partial},
+               {"missing_pairs", v.missing},
+               {"measured", v.measured},
+               {"files", v.files},
+               {"bad_hosts", bad_hosts},
+               {"bad_links", bad_links},
+               {"hosts", hosts},
+               {"groups", groups},
+               {"low_groups", low_groups},
+               {"verdict", v.anything_named() ? "fail" : "pass"}};
+  if (const auto evidence = fleet_evidence(v); !evidence.empty()) {  // 1.8.0 results only: older verdicts unchanged
+    head["evidence"] = evidence;
+  }
+  return head;
 }
 
 /// The document key by key in name order (as a dump), with "pairs" written one pair at a time: a tree of half

@@ -119,7 +119,40 @@ std::vector<std::string> fleet_verdict_lines(const FleetVerdict& v) {
   for (const FleetPair* p : v.bad_links()) {
     lines.push_back(bad_link_line(v, *p));
   }
+  for (const auto& finding : fleet_evidence(v)) {
+    lines.push_back("evidence: " + finding);
+  }
   return lines;
+}
+
+std::vector<std::string> fleet_evidence(const FleetVerdict& v) {
+  std::vector<std::string> named;
+  for (const FleetHost* h : v.bad_hosts()) {
+    named.push_back(h->name);
+  }
+  for (const FleetPair* p : v.bad_links()) {
+    named.push_back(p->host_a);
+    named.push_back(p->host_b);
+  }
+  for (const FleetGroup* g : v.low_groups()) {
+    named.insert(named.end(), g->hosts.begin(), g->hosts.end());
+  }
+  std::vector<const HostFabric*> hosts;
+  for (const auto& h : v.fabric) {
+    hosts.push_back(&h);
+  }
+  std::stable_partition(hosts.begin(), hosts.end(), [&named](const HostFabric* h) {
+    return std::find(named.begin(), named.end(), h->host) != named.end();
+  });
+  std::vector<std::string> out;
+  for (const HostFabric* h : hosts) {
+    for (auto& finding : fabric_findings({*h})) {
+      if (std::find(out.begin(), out.end(), finding) == out.end()) {
+        out.push_back(std::move(finding));
+      }
+    }
+  }
+  return out;
 }
 
 namespace {

@@ -172,7 +172,8 @@ std::string render_text(const std::vector<TableSection>& sections, bool markdown
   const auto md = [markdown](const std::string& text) { return markdown ? html_escape(text) : text; };
   const std::string bullet = markdown ? "- " : "# ";
   std::string out;
-  for (const auto& s : sections) {
+  for (std::size_t at = 0; at < sections.size(); ++at) {
+    const auto& s = sections[at];
     std::vector<std::string> notes;
     const auto table = side_by_side(s, notes);
     const auto heading = lines_of(section_heading(s));
@@ -193,6 +194,11 @@ std::string render_text(const std::vector<TableSection>& sections, bool markdown
           bullet +
           md(fmt::format("peak {} GB/s ({})", format_number((*peak)->peak_GBps, 1), printable((*peak)->peak_basis))) +
           "\n";
+    }
+    if (at + 1 == sections.size() || sections[at + 1].run != s.run) {  // a run's last table: its fabric's evidence
+      for (const auto& finding : fabric_findings(s.run->doc.fabric)) {
+        out += bullet + md("fabric: " + printable(finding)) + "\n";
+      }
     }
     out += "\n";
   }

@@ -219,4 +219,25 @@ def fleet_timeout(env, _args):
           "in its last round exits 3 after a verdict on the pairs it measured")
 
 
-TESTS = {"fleet": fleet, "fleet-lanes": fleet_lanes, "fleet-majority": fleet_majority, "fleet-timeout": fleet_timeout}
+def fleet_evidence(env, _args):
+    """node2 drops 1% of its TCP packets at its cable's far end (Cluster.lose), its rate unchanged: the fleet
+    verdict prints node2's retransmissions as evidence, and no other host's."""
+    with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
+        c.lose(2, 1)
+        path = fleet_sweep(env, c, "lossy", "; node2 drops 1% of its TCP packets")
+        p = subprocess.run([env.report, "fleet", path, "--stat", "best", "--format", "json"], capture_output=True,
+                           text=True, timeout=30)
+        terminal = subprocess.run([env.report, "fleet", path, "--stat", "best"], capture_output=True, text=True,
+                                  timeout=30)
+    print(terminal.stdout, terminal.stderr, sep="\n", flush=True)
+    assert p.returncode in (0, 1), f"ccbench-report fleet exit {p.returncode}: {p.stderr}"
+    evidence = json.loads(p.stdout).get("evidence", [])
+    hosts = sorted({line.split(":")[0] for line in evidence})
+    assert hosts == ["node2"], f"evidence of {hosts}, expected node2 only: {evidence}"
+    assert any("TCP RetransSegs" in line for line in evidence), evidence
+    assert re.search(r"^evidence: node2: error counters moved .*TCP RetransSegs", terminal.stdout, re.M), \
+        "the terminal verdict does not show node2's evidence"
+    print(f"PASS: the fleet verdict names node2 with its counters: {evidence[0]} (exit {p.returncode})")
+
+
+TESTS = {"fleet": fleet, "fleet-evidence": fleet_evidence, "fleet-lanes": fleet_lanes, "fleet-majority": fleet_majority, "fleet-timeout": fleet_timeout}

@@ -3,6 +3,8 @@
 
   cluster_test.py --bin-dir DIR --schema S --mpirun M rate           sendrecv measures the link it was given
   cluster_test.py ... split           --split node runs on shared memory, cross-node on the link
+  cluster_test.py ... fabric          1% of node1's packets dropped (netem): its retransmissions in the
+                                      result's fabric, the table names node1; without the rule, nobody
   cluster_test.py ... sigkill         a rank SIGKILLed mid-sweep ends the job, completed sizes kept
   cluster_test.py ... sigstop-sweep   a rank stopped mid-sweep: --timeout ends the job, names it
   cluster_test.py ... sigstop-setup   a rank stopped in set-up: --timeout ends the job, names it
@@ -10,6 +12,7 @@
                                       nothing (exit 0); one host at half rate is named BAD HOST, and it alone
                                       (accept-fleet.sh; and allreduce --hosts-per-group 2, two rounds);
                                       one slow path is named BAD LINK and neither host (exit 1 both)
+  cluster_test.py ... fleet-evidence  node2 drops 1% of its TCP packets: the fleet verdict prints its retransmissions
   cluster_test.py ... fleet-lanes     the same over 4 hosts x 2 ranks: pairs by local rank, node2 named on both
   cluster_test.py ... fleet-majority  2 of 4 hosts at half rate: both named; all 4 at half rate against the
                                       link's known rate (--reference): FLEET LOW (tests/cluster/cluster_fleet.py)
@@ -222,6 +225,60 @@ def split(env, _args):
     print(f"PASS: node groups >= {SPLIT_NODE_FACTOR:g} x the link, cross-node at {ratio:.3f} x its goodput")
 
 
+# ---- fabric: the counters that explain a slow result -------------------------------------------
+
+FABRIC_MBIT = 200
+FABRIC_DROP = 0.01  # of node1's outgoing packets, dropped by a netem inside its namespace (nscluster.lose)
+FABRIC_SWEEP = ["-b", "1M", "-e", "8M", "-f", "2", "-n", "5", "-w", "1", "--placement", "out", "-c", "0"]
+# 1% of segments dropped is about 7,000 retransmissions per GB of 1448-byte segments; a clean path has none.
+FABRIC_MAX_RETRANS_PER_GB = 100
+
+
+def fabric_run(env, cluster, name, report):
+    """sendrecv node0 <-> node1: {host: its TCP RetransSegs and OutSegs deltas}, the hosts the table names."""
+    out = cluster.tmpdir / f"fabric-{name}.json"
+    env.run(cluster, 2, [env.bench("sendrecv_bench"), *FABRIC_SWEEP, "--out", out])
+    doc = env.validate(out)
+    hosts = {h["host"]: h for h in doc.get("fabric", [])}
+    assert sorted(hosts) == ["node0", "node1"], f"fabric of hosts {sorted(hosts)}, expected node0 and node1"
+    tcp = {host: {m["name"]: m["delta"] for m in h["moved"] if m["source"] == "tcp"} for host, h in hosts.items()}
+    table = subprocess.run([report, "table", str(out)], capture_output=True, text=True, check=True).stdout
+    named = sorted(set(re.findall(r"^# fabric: (node\d): error counters moved", table, re.M)))
+    print(f"{name}: TCP per host {({h: (t.get('RetransSegs', 0), t.get('OutSegs', 0)) for h, t in tcp.items()})}"
+          f" (RetransSegs, OutSegs); the table names {named}")
+    print("\n".join(line for line in table.splitlines() if line.startswith("# fabric:")))
+    # An acceptance profile with a counters check: TCP retransmissions per GB the host's devices moved.
+    profile = cluster.tmpdir / "fabric-profile.json"
+    profile.write_text(json.dumps({
+        "profile": "ccbench.accept", "profile_version": "1.0.0", "id": "tcp-loss", "name": "TCP loss",
+        "checks": [{"id": "tcp-retransmissions", "kind": "counters",
+                    "rates": [{"counter": "RetransSegs", "max": FABRIC_MAX_RETRANS_PER_GB, "per": "GB"}]}]}))
+    p = subprocess.run([report, "accept", str(out), "--profile", str(profile), "--format", "json"],
+                       capture_output=True, text=True)
+    assert p.returncode in (0, 1), f"accept exit {p.returncode}: {p.stderr}"
+    check = json.loads(p.stdout)["checks"][0]
+    print(f"{name}: accept {check['verdict']}: {check['measured']}; {check['culprit']}")
+    return tcp, named, check
+
+
+def fabric(env, args):
+    assert args.report, "fabric needs --report (ccbench-report)"
+    with env.cluster(hosts=2, slots=1, rate_mbit=FABRIC_MBIT) as c:
+        quiet, quiet_named, quiet_check = fabric_run(env, c, "quiet", args.report)
+        c.lose(1, FABRIC_DROP * 100)
+        lossy, lossy_named, lossy_check = fabric_run(env, c, "drop", args.report)
+        qdisc = nscluster.sh("tc", "-n", c.namespace(1), "-s", "qdisc", "show", "dev", "eth0").stdout
+        print(f"node1's egress after the run:\n{qdisc}")
+    assert quiet_named == [], f"no loss: the table names {quiet_named}"
+    assert lossy["node1"].get("RetransSegs", 0) > 0, f"1% of node1's segments dropped, no retransmission: {lossy}"
+    assert "node1" in lossy_named, f"the table names {lossy_named}, not node1"
+    assert quiet_check["verdict"] == "pass", f"no loss: accept says {quiet_check}"
+    assert lossy_check["verdict"] == "fail" and "node1 TCP RetransSegs" in lossy_check["culprit"], lossy_check
+    print(f"PASS: without the loss no host named; {FABRIC_DROP:.0%} of node1's packets "
+          f"dropped: node1 retransmitted {lossy['node1']['RetransSegs']} of {lossy['node1'].get('OutSegs', 0)} "
+          f"segments, the table names {lossy_named}, accept FAILs '{lossy_check['culprit']}' (PASS without)")
+
+
 # ---- sigkill and sigstop -----------------------------------------------------------------------
 
 
@@ -378,7 +435,7 @@ def sigstop_setup(env, _args):
     print(f"PASS: set-up timed out, exit {EXIT_TIMEOUT}, every process gone {seconds:.2f} s after the stop")
 
 
-TESTS = {"rate": rate, "split": split, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
+TESTS = {"rate": rate, "split": split, "fabric": fabric, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
          "sigstop-setup": sigstop_setup, **cluster_fleet.TESTS}
 
 

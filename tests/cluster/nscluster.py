@@ -101,6 +101,13 @@ def links(prefix):
     return [n for n in names if n.startswith(prefix)]
 
 
+def nft_tables(prefix):
+    """nftables tables of the root namespace's bridge family whose name starts with `prefix` (Cluster.lose)."""
+    p = sh("nft", "list", "tables", "bridge", check=False)
+    names = [line.split()[-1] for line in p.stdout.splitlines() if line.startswith("table bridge ")]
+    return [n for n in names if n.startswith(prefix)]
+
+
 def temp_dirs(prefix):
     return sorted(str(p) for p in pathlib.Path(tempfile.gettempdir()).glob(prefix + "*") if p.is_dir())
 
@@ -122,7 +129,8 @@ def processes(prefix):
 def leftovers(prefix=PREFIX):
     """Everything of ours still there: namespaces, links, processes, temporary directories."""
     return ([f"network namespace {n}" for n in namespaces(prefix)] + [f"link {n}" for n in links(prefix)] +
-            [f"process {p}" for p in processes(prefix)] + [f"directory {d}" for d in temp_dirs(prefix)])
+            [f"process {p}" for p in processes(prefix)] + [f"directory {d}" for d in temp_dirs(prefix)] +
+            [f"nftables table bridge {t}" for t in nft_tables(prefix)])
 
 
 def kill_all(prefix):
@@ -154,6 +162,8 @@ def teardown(prefix):
         if time.monotonic() > deadline:
             raise RuntimeError(f"links still there {TEARDOWN_GRACE_S:g} s after teardown: {links(prefix)}")
         time.sleep(0.05)
+    for table in nft_tables(prefix):
+        sh("nft", "delete", "table", "bridge", table)
     for d in temp_dirs(prefix):
         shutil.rmtree(d, ignore_errors=True)
     return killed
@@ -276,6 +286,18 @@ class Cluster:
             for cmd in qdisc_commands(tc, dev, rate_mbit, delay):
                 sh(*cmd)
         self.rates_mbit[k] = rate_mbit
+
+    def lose(self, k, percent):
+        """Drop `percent` of host k's outgoing TCP packets where they reach the bridge (its cable's far end), after
+        its TCP stack sent them: TCP retransmits them, as over a lossy cable. An nftables table of the bridge
+        family, named after the cluster, removed with it. (A netfilter DROP in k's own OUTPUT chain does not do
+        that: TCP gets the refusal back and sends the segment again without counting a retransmission: 321
+        packets dropped, RetransSegs +1, in one run here; and this kernel has no sch_netem or act_gact.)"""
+        table = self.tag + "loss"
+        sh("nft", "add", "table", "bridge", table)
+        sh("nft", "add", "chain", "bridge", table, "forward", "{ type filter hook forward priority 0 ; }")
+        sh("nft", "add", "rule", "bridge", table, "forward", "iifname", self.port(k), "ip", "protocol", "tcp",
+           "numgen", "random", "mod", str(round(100 / percent)), "0", "drop")
 
     def shape_path(self, k, j, rate_mbit):
         """Slow only the path between hosts k and j to `rate_mbit`, both ways: on k's egress an htb class for

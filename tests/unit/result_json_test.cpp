@@ -39,6 +39,7 @@ ResultDocument sample_document() {
   fabric.links = {{"rdma_port",
                    "mlx5_0 port 1",
                    "hca",
+                   "MT4129",
                    "200 Gb/sec (2X NDR)",
                    "400 Gb/sec (4X NDR)",
                    true,

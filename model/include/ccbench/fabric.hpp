@@ -63,14 +63,15 @@ struct CounterDelta {
 
 /// A link's trained state against its capability: an RDMA port's rate and width, a GPU's or NIC's PCIe link.
 struct LinkState {
-  std::string kind;                          // "rdma_port", "pcie"
-  std::string device;                        // "mlx5_0 port 1", "0000:18:00.0"
-  std::string role;                          // "gpu", "nic", "hca"; empty when unknown
-  std::string current;                       // "200 Gb/sec (2X NDR)", "16.0 GT/s PCIe x8"
-  std::string capable;                       // "400 Gb/sec (4X NDR)", "32.0 GT/s PCIe x16"; empty when unknown
-  bool below = false;                        // trained below its capability
-  std::string state;                         // "4: ACTIVE"; empty for PCIe
-  std::string firmware;                      // an HCA's fw_ver
+  std::string kind;      // "rdma_port", "pcie"
+  std::string device;    // "mlx5_0 port 1", "0000:18:00.0"
+  std::string role;      // "gpu", "nic", "hca"; empty when unknown
+  std::string model;     // an HCA's hca_type ("MT4129"); a PCI device's vendor:device ("10de:2330"); may be empty
+  std::string current;   // "200 Gb/sec (2X NDR)", "16.0 GT/s PCIe x8"
+  std::string capable;   // "400 Gb/sec (4X NDR)", "32.0 GT/s PCIe x16"; empty when unknown
+  bool below = false;    // trained below its capability
+  std::string state;     // "4: ACTIVE"; empty for PCIe
+  std::string firmware;  // an HCA's fw_ver
   std::map<std::string, std::uint64_t> aer;  // PCIe AER totals: TOTAL_ERR_COR, TOTAL_ERR_FATAL, TOTAL_ERR_NONFATAL
 };
 
@@ -88,6 +89,17 @@ struct HostFabric {
 /// driver reload) or gone after gets a warning and no delta; one at its saturation value gets its delta
 /// marked a lower bound, with a warning; never a wrong delta.
 HostFabric counter_deltas(const CounterSnapshot& before, const CounterSnapshot& after);
+
+/// The share of a host's TCP segments sent again above which its retransmissions are a finding (TCP's own
+/// probing, and a shaped link's queue, retransmit a few in ten thousand: 2 in 120,000 on the cluster tier's
+/// 200 Mbit/s links).
+inline constexpr double kTcpRetransmitShare = 0.001;
+
+/// What a run's fabric evidence tells its reader, one line per finding: per host, the error counters that moved
+/// (device, counter, by how much; TCP's retransmissions past kTcpRetransmitShare of its segments), each link
+/// trained below its capability, and the warnings of the reading. Empty when every host was quiet: congestion
+/// and traffic counters are kept in the result, not reported here.
+std::vector<std::string> fabric_findings(const std::vector<HostFabric>& hosts);
 
 /// Bytes a moved data counter stands for (port_xmit_data x 4, tx_bytes x 1); unset for other counters.
 std::optional<std::uint64_t> counted_bytes(const CounterDelta& delta);

@@ -120,7 +120,7 @@ TEST(AcceptProfile, ErrorNamesFilePointerAndExpectation) {
     "checks": [{"id": "a", "kind": "no_failed"}, {"id": "b", "kind": "no_timed_out"}, {"id": "c", "kind": "foo"}]})");
   EXPECT_EQ(message_of(doc.dump()),
             "x.json: /checks/2/kind: expected one of \"busbw\", \"no_wrong_elements\", \"no_timed_out\", "
-            "\"no_failed\", got \"foo\"");
+            "\"no_failed\", \"counters\", \"links\", got \"foo\"");
 }
 
 TEST(AcceptProfile, MalformedProfilesAreRefusedWithPointers) {
@@ -402,6 +402,81 @@ AcceptVerdict smoke_on(const std::string& file) {
 std::string last_line(const std::string& text) {
   const auto end = text.find_last_not_of('\n');
   return text.substr(text.rfind('\n', end) + 1, end - text.rfind('\n', end));
+}
+
+// The fabric checks of the shipped GPU profiles, on a real run given two hosts' evidence (values chosen here to
+// sit either side of NVSentinel's bounds: 5 symbol errors in 10 s is 1800/hour > 120/hour).
+TEST(AcceptEvaluate, FabricCountersAndLinks) {
+  LoadedRun run = run_of("allreduce-np4-a.json");
+  const auto port = [](std::string device, std::string name, std::uint64_t delta, CounterKind kind) {
+    return CounterDelta{"rdma", std::move(device), 1, std::move(name), delta, kind, false};
+  };
+  HostFabric node0{"node0",
+                   10.0,
+                   40,
+                   {port("mlx5_0", "symbol_error", 5, CounterKind::Error),
+                    port("mlx5_0", "local_ack_timeout_err", 5, CounterKind::Error),
+                    port("mlx5_0", "port_xmit_data", 250000000, CounterKind::Traffic)},
+                   {{"rdma_port",
+                     "mlx5_0 port 1",
+                     "hca",
+                     "MT4129",
+                     "200 Gb/sec (2X NDR)",
+                     "400 Gb/sec (4X NDR)",
+                     true,
+                     "4: ACTIVE",
+                     "28.39.1002",
+                     {}}},
+                   {}};
+  HostFabric node1{"node1",
+                   10.0,
+                   40,
+                   {port("mlx5_3", "link_downed", 1, CounterKind::Error)},
+                   {{"rdma_port",
+                     "mlx5_3 port 1",
+                     "hca",
+                     "MT4129",
+                     "400 Gb/sec (4X NDR)",
+                     "400 Gb/sec (4X NDR)",
+                     false,
+                     "4: ACTIVE",
+                     "28.40.1000",
+                     {}}},
+                   {}};
+  const Profile h100 = load_profile(kProfiles / "h100-sxm-8gpu.json");
+  const auto without = evaluate(h100, {run});
+  EXPECT_EQ(find(without, "fabric-counters").verdict, CheckVerdict::Fail);
+  EXPECT_NE(find(without, "fabric-counters").detail.find("no fabric evidence in the input"), std::string::npos);
+  EXPECT_EQ(find(without, "links-at-capability").verdict, CheckVerdict::Fail);
+  run.doc.fabric = {node0, node1};
+  const auto with = evaluate(h100, {run});
+  const auto& counters = find(with, "fabric-counters");
+  EXPECT_EQ(counters.verdict, CheckVerdict::Fail);
+  EXPECT_NE(counters.culprit.find("node0 mlx5_0 port 1 symbol_error +5 in 10.0 s: 1.8e+03/hour > 120"),
+            std::string::npos)
+      << counters.culprit;
+  EXPECT_NE(counters.culprit.find("node1 mlx5_3 port 1 link_downed +1 (any rise fails)"), std::string::npos)
+      << counters.culprit;
+  EXPECT_EQ(counters.culprit.find("local_ack_timeout_err"), std::string::npos) << "0.5/s is within 1/s";
+  const auto& links = find(with, "links-at-capability");
+  EXPECT_EQ(links.verdict, CheckVerdict::Fail);
+  EXPECT_NE(links.culprit.find("node0 mlx5_0 port 1 (hca) trained at 200 Gb/sec (2X NDR), capable of 400"),
+            std::string::npos)
+      << links.culprit;
+  EXPECT_NE(links.culprit.find("MT4129 runs 2 firmware versions: 28.39.1002 on node0; 28.40.1000 on node1"),
+            std::string::npos)
+      << links.culprit;
+  // Per GB: 5 ACK timeouts over the 1 GB mlx5_0 sent.
+  const auto per_gb = check_one({{"id", "acks"},
+                                 {"kind", "counters"},
+                                 {"rates", {{{"counter", "local_ack_timeout_err"}, {"max", 4}, {"per", "GB"}}}}},
+                                {run});
+  EXPECT_EQ(per_gb.verdict, CheckVerdict::Fail);
+  EXPECT_NE(per_gb.culprit.find(": 5/GB > 4"), std::string::npos) << per_gb.culprit;
+  run.doc.fabric = {node1};
+  run.doc.fabric[0].moved.clear();
+  EXPECT_EQ(find(evaluate(h100, {run}), "fabric-counters").verdict, CheckVerdict::Pass);
+  EXPECT_EQ(find(evaluate(h100, {run}), "links-at-capability").verdict, CheckVerdict::Pass);
 }
 
 TEST(AcceptRender, TerminalTableEndsWithSummary) {

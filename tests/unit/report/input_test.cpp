@@ -85,7 +85,7 @@ TEST(ReportInput, FabricOfSchema180ReadsBack) {
   h.seconds = 3.0;
   h.counters_read = 2;
   h.moved = {{"tcp", "", 0, "RetransSegs", 12, CounterKind::Error, false}};
-  h.links = {{"pcie", "0000:43:00.0", "gpu", "16.0 GT/s PCIe x8", "32.0 GT/s PCIe x16", true, "", "", {}}};
+  h.links = {{"pcie", "0000:43:00.0", "gpu", "10de:2330", "16.0 GT/s PCIe x8", "32.0 GT/s PCIe x16", true, "", "", {}}};
   doc["schema_version"] = "1.8.0";
   doc["fabric"] = nlohmann::json::array({fabric_to_json(h)});
   const auto run = read_result_text(doc.dump(), "doc.json");

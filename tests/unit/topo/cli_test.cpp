@@ -83,4 +83,31 @@ TEST(CcbenchTopo, BadFlagIsOneLineAndExitTwo) {
   EXPECT_NE(r.out.find("--no-such-flag"), std::string::npos) << r.out;
 }
 
+// --links on a DGX H100's sysfs tree (tests/data/fabric/make_dgx_h100.py): every link at its capability, exit 0;
+// with GPU 1 at Gen4 x8 and mlx5_5 at 2X NDR, exactly those two named BELOW, exit 1. This machine's own sysfs
+// reads too (a virtual PCI bus: no link files, no RDMA port).
+TEST(CcbenchTopo, LinksNameWhatTrainedLow) {
+  const std::string data = CCBENCH_FABRIC_DATA_DIR;
+  const auto good = run("--links --sysfs-root " + data + "/dgx-h100/sys");
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  EXPECT_NE(good.out.find("32 link(s), 0 below capability"), std::string::npos) << good.out;
+  const auto low = run("--links --sysfs-root " + data + "/dgx-h100-low/sys");
+  EXPECT_EQ(low.exit_code, 1) << low.out;
+  EXPECT_NE(low.out.find("32 link(s), 2 below capability"), std::string::npos) << low.out;
+  std::size_t below = 0;
+  for (std::size_t at = low.out.find("BELOW"); at != std::string::npos; at = low.out.find("BELOW", at + 1)) {
+    const std::string line = low.out.substr(at, low.out.find('\n', at) - at);
+    EXPECT_TRUE(line.find("mlx5_5 port 1") != std::string::npos || line.find("0000:43:00.0") != std::string::npos)
+        << line;
+    ++below;
+  }
+  EXPECT_EQ(below, 2U) << low.out;
+  const auto json = run("--links --json --sysfs-root " + data + "/dgx-h100-low/sys");
+  EXPECT_EQ(json.exit_code, 1);
+  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 32U);
+  const auto here = run("--links");
+  EXPECT_TRUE(here.exit_code == 0 || here.exit_code == 1) << here.out;
+  EXPECT_NE(here.out.find("below capability"), std::string::npos) << here.out;
+}
+
 }  // namespace

@@ -114,6 +114,55 @@ TEST(FabricRead, SnmpTablesAndLinkSpeeds) {
   EXPECT_DOUBLE_EQ(parse_link_speed("Unknown"), 0.0);
 }
 
+// A public mlx5/mlx4/hfi1 layout (prometheus/procfs's fixtures): every counter read, hw_counters' lifespan left
+// out, 64-bit extended data counters taken as they are (not as saturated 32-bit ones).
+TEST(FabricRead, PublicInfinibandLayoutReads) {
+  const FabricRoots roots{fabric_data() / "procfs-infiniband/sys", fabric_data() / "none", false};
+  const CounterSnapshot s = read_counters(roots);
+  const auto count = [&s](std::string_view source, std::string_view device) {
+    return std::count_if(s.readings.begin(), s.readings.end(),
+                         [&](const auto& r) { return r.source == source && r.device == device; });
+  };
+  EXPECT_EQ(count("rdma", "mlx5_0"), 21);
+  EXPECT_EQ(count("rdma_hw", "mlx5_0"), 24);  // 25 files less lifespan
+  EXPECT_EQ(count("rdma", "mlx4_0"), 34);     // two ports
+  const CounterReading* data = find(s, "rdma", "mlx5_0", "port_xmit_data");
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->value, 2880761508848U);
+  EXPECT_EQ(counter_info("rdma_hw", "local_ack_timeout_err").kind, CounterKind::Error);
+  EXPECT_EQ(counter_info("rdma_hw", "req_cqe_error").kind, CounterKind::Error);  // by its name
+  const HostFabric same = counter_deltas(s, s);
+  EXPECT_TRUE(same.moved.empty());
+  ASSERT_EQ(same.warnings.size(), 1U);  // no /proc here: no TCP counters, said once
+  EXPECT_NE(same.warnings[0].find("net/snmp: not read"), std::string::npos) << same.warnings[0];
+  const auto links = read_links(roots);
+  ASSERT_EQ(links.size(), 4U);  // hfi1_0, mlx4_0 x2, mlx5_0; no device links: no PCIe
+  EXPECT_TRUE(std::none_of(links.begin(), links.end(), [](const LinkState& l) { return l.below; }));
+  EXPECT_EQ(links[3].device, "mlx5_0 port 1");
+  EXPECT_EQ(links[3].current, "25 Gb/sec (1X EDR)");
+  EXPECT_EQ(links[3].firmware, "14.28.2006");
+}
+
+// PCIe links and AER files of prometheus/node_exporter's fixtures: an Intel NIC at its Gen2 x4, an NVMe drive at
+// 8 of its 16 GT/s (below, unless judged as a GPU is: on width only).
+TEST(FabricRead, PublicPcieLayoutReads) {
+  const fs::path devices = fabric_data() / "node-exporter-pci/sys/devices";
+  const auto nic = read_pcie_link(devices / "pci0000:40/0000:40:01.3/0000:45:00.0", "nic");
+  ASSERT_TRUE(nic);
+  EXPECT_EQ(nic->device, "0000:45:00.0");
+  EXPECT_EQ(nic->current, "5.0 GT/s PCIe x4");
+  EXPECT_FALSE(nic->below);
+  EXPECT_EQ(nic->aer, (std::map<std::string, std::uint64_t>{
+                          {"TOTAL_ERR_COR", 0}, {"TOTAL_ERR_FATAL", 0}, {"TOTAL_ERR_NONFATAL", 0}}));
+  const fs::path nvme = devices / "pci0000:00/0000:00:02.1/0000:01:00.0";
+  const auto slow = read_pcie_link(nvme, "");
+  ASSERT_TRUE(slow);
+  EXPECT_TRUE(slow->below);
+  EXPECT_EQ(slow->capable, "16.0 GT/s PCIe x4");
+  EXPECT_FALSE(read_pcie_link(nvme, "gpu")->below);
+  EXPECT_FALSE(read_pcie_link(devices, "nic"));  // no link files
+}
+
 TEST(FabricDeltas, VanishedResetAndSaturatedCountersWarnAndGiveNoWrongDelta) {
   CounterSnapshot before{0.0,
                          {{"rdma", "mlx5_0", 1, "symbol_error", 65530},
@@ -156,8 +205,16 @@ TEST(FabricDeltas, JsonRoundTrip) {
   HostFabric h =
       counter_deltas({0.0, {{"tcp", "", 0, "RetransSegs", 3}}, {}}, {1.0, {{"tcp", "", 0, "RetransSegs", 9}}, {}});
   h.host = "node1";
-  h.links.push_back(LinkState{
-      "pcie", "0000:1b:00.0", "gpu", "16.0 GT/s PCIe x8", "32.0 GT/s PCIe x16", true, "", "", {{"TOTAL_ERR_COR", 2}}});
+  h.links.push_back(LinkState{"pcie",
+                              "0000:1b:00.0",
+                              "gpu",
+                              "10de:2330",
+                              "16.0 GT/s PCIe x8",
+                              "32.0 GT/s PCIe x16",
+                              true,
+                              "",
+                              "",
+                              {{"TOTAL_ERR_COR", 2}}});
   const nlohmann::json j = fabric_to_json(h);
   EXPECT_EQ(j.at("moved").at(0).at("meaning"), "TCP segments retransmitted: loss or timeouts on the path");
   const HostFabric back = fabric_from_json(j);

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
+#include "ccbench/result_json.hpp"
 #include "ccbench/topo/discover.hpp"
+#include "ccbench/topo/fabric_read.hpp"
 #include "ccbench/topo/topo_report.hpp"
 #include "ccbench/topo/topology_json.hpp"
 #include "ccbench/version.hpp"
@@ -17,6 +20,33 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
+/// --links: every link's trained state against its capability, one line each; exit 1 when one trained low.
+int print_links(const std::vector<ccbench::LinkState>& links, bool as_json) {
+  const bool low = std::any_of(links.begin(), links.end(), [](const auto& l) { return l.below; });
+  if (as_json) {
+    ccbench::HostFabric h;
+    h.links = links;
+    fmt::print("{}\n", ccbench::fabric_to_json(h).at("links").dump(2));
+    return low ? kExitFailure : kExitOk;
+  }
+  fmt::print("{:<6} {:<16} {:<5} {:<24} {:<24} {:<10} {}\n", "", "link", "role", "trained", "capable", "state",
+             "firmware / AER");
+  for (const auto& l : links) {
+    std::string extra = l.firmware;
+    for (const auto& [name, count] : l.aer) {
+      extra += fmt::format("{}{} {}", extra.empty() ? "" : ", ", name, count);
+    }
+    fmt::print("{:<6} {:<16} {:<5} {:<24} {:<24} {:<10} {}\n", l.below ? "BELOW" : "ok", l.device, l.role, l.current,
+               l.capable.empty() ? "-" : l.capable, l.state.empty() ? "-" : l.state, extra);
+  }
+  if (links.empty()) {
+    fmt::print("no RDMA port and no PCIe link of a NIC or an NVIDIA GPU in sysfs\n");
+  }
+  fmt::print("{} link(s), {} below capability (a GPU lowers its PCIe speed when idle: only its width is judged)\n",
+             links.size(), std::count_if(links.begin(), links.end(), [](const auto& l) { return l.below; }));
+  return low ? kExitFailure : kExitOk;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"ccbench-topo: CPUs, NUMA nodes, GPUs, NICs and how they connect (nvidia-smi topo -m vocabulary)",
                "ccbench-topo"};
@@ -24,6 +54,13 @@ int run(int argc, char** argv) {
   std::string hwloc_xml;
   app.add_flag("--json", as_json, "print the topology, the connection matrix and the warnings as JSON");
   app.add_option("--hwloc-xml", hwloc_xml, "read CPUs and the PCI tree from this hwloc XML export (lstopo --of xml)");
+  bool links = false;
+  std::string sysfs_root = "/sys";
+  app.add_flag("--links", links,
+               "the trained state of every RDMA port and every NIC's and NVIDIA GPU's PCIe link against its "
+               "capability (exit 1 when one trained low)");
+  app.add_option("--sysfs-root", sysfs_root, "read sysfs here (--links), e.g. a copy of another host's")
+      ->capture_default_str();
   app.set_version_flag("--version", std::string{ccbench::version_string()});
   try {
     app.parse(argc, argv);
@@ -36,6 +73,9 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "ccbench-topo: error: {} (see --help)\n", e.what());
     return kExitUsage;
+  }
+  if (links) {
+    return print_links(ccbench::topo::read_links({sysfs_root, "/proc", false}), as_json);
   }
   ccbench::topo::DiscoveryInputs inputs;
   if (!hwloc_xml.empty()) {

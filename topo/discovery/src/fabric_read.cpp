@@ -273,8 +273,9 @@ std::optional<fs::path> pci_dir_of(const fs::path& device_link) {
   return std::nullopt;
 }
 
-/// A PCIe link of `dir` (a PCI device); unset where sysfs has no link files (no PCIe: a virtual bus).
-std::optional<LinkState> pcie_link(const fs::path& dir, const std::string& role) {
+}  // namespace
+
+std::optional<LinkState> read_pcie_link(const fs::path& dir, const std::string& role) {
   const auto speed = detail::read_line(dir / "current_link_speed");
   const auto width = detail::read_line(dir / "current_link_width");
   if (!speed || !width) {
@@ -286,6 +287,13 @@ std::optional<LinkState> pcie_link(const fs::path& dir, const std::string& role)
   l.kind = "pcie";
   l.device = dir.filename().string();
   l.role = role;
+  const auto id = [&dir](const char* file) {
+    const std::string text = detail::read_line(dir / file).value_or("");
+    return text.starts_with("0x") ? text.substr(2) : text;
+  };
+  if (const std::string vendor = id("vendor"), device = id("device"); !vendor.empty() && !device.empty()) {
+    l.model = vendor + ":" + device;
+  }
   const auto pretty = [](const std::string& s, const std::string& w) { return fmt::format("{} x{}", s, w); };
   l.current = pretty(*speed, *width);
   if (!max_speed.empty() && !max_width.empty()) {
@@ -310,6 +318,8 @@ std::optional<LinkState> pcie_link(const fs::path& dir, const std::string& role)
   return l;
 }
 
+namespace {
+
 /// "400 Gb/sec (4X NDR)" -> 400; 0 when not a rate.
 double rate_gbps(const std::string& rate) { return std::atof(rate.c_str()); }
 
@@ -332,6 +342,7 @@ std::vector<LinkState> read_links(const FabricRoots& roots) {
       p.link.kind = "rdma_port";
       p.link.device = fmt::format("{} port {}", device, port_dir.filename().string());
       p.link.role = "hca";
+      p.link.model = hca;
       p.link.current = detail::read_line(port_dir / "rate").value_or("");
       p.link.state = detail::read_line(port_dir / "state").value_or("");
       p.link.firmware = firmware;
@@ -369,7 +380,7 @@ std::vector<LinkState> read_links(const FabricRoots& roots) {
   std::sort(nic_pci.begin(), nic_pci.end());
   nic_pci.erase(std::unique(nic_pci.begin(), nic_pci.end()), nic_pci.end());
   for (const auto& dir : nic_pci) {
-    if (auto l = pcie_link(dir, "nic")) {
+    if (auto l = read_pcie_link(dir, "nic")) {
       out.push_back(std::move(*l));
     }
   }
@@ -378,7 +389,7 @@ std::vector<LinkState> read_links(const FabricRoots& roots) {
     const auto cls = detail::read_line(dir / "class");
     // NVIDIA (0x10de) display or 3D controllers: the GPUs (NVSwitches are bridges, class 0x0680).
     if (vendor == "0x10de" && cls && (cls->starts_with("0x0300") || cls->starts_with("0x0302"))) {
-      if (auto l = pcie_link(dir, "gpu")) {
+      if (auto l = read_pcie_link(dir, "gpu")) {
         out.push_back(std::move(*l));
       }
     }

@@ -18,8 +18,8 @@ namespace ccbench::report {
 inline constexpr std::string_view kProfileName = "ccbench.accept";
 inline constexpr int kProfileMajorVersion = 1;  // profile_version "1.x.y" is read; other majors are refused
 
-enum class CheckKind { Busbw, NoWrongElements, NoTimedOut, NoFailed };
-/// "busbw", "no_wrong_elements", "no_timed_out", "no_failed".
+enum class CheckKind { Busbw, NoWrongElements, NoTimedOut, NoFailed, Counters, Links };
+/// "busbw", "no_wrong_elements", "no_timed_out", "no_failed", "counters", "links".
 std::string_view name(CheckKind kind);
 
 /// Which result rows a check looks at; an unset field matches every row.
@@ -33,6 +33,14 @@ struct RowFilter {
   std::vector<std::string> groups;  // group kinds (world, node, cross-node, rail, pair); empty = any
   std::optional<int> ranks;         // ranks in the group
   std::optional<int> nodes;         // hosts the group spans
+};
+
+/// A counters check's bound on one counter's rate: at most `max` per `per` ("second", "minute", "hour", or "GB"
+/// moved by the same device; TCP's per GB the host's network devices moved, lo left out).
+struct RateBound {
+  std::string counter;  // "symbol_error", "RetransSegs": a counter of any source with this name
+  double max = 0;
+  std::string per;
 };
 
 /// One check of a profile.
@@ -50,6 +58,11 @@ struct AcceptCheck {
   int min_groups = 0;  // at least this many distinct groups at that size (0: any number, at least one)
   // no_wrong_elements
   bool require_checked = false;  // rows that were not verified (-c 0) fail the check
+  // counters: the fabric evidence of every host of every run (result schema 1.8.0)
+  std::vector<std::string> fatal;  // counters that fail the check when they move at all
+  std::vector<RateBound> rates;
+  // links
+  bool one_firmware_per_model = true;  // every port of an HCA model runs one firmware version, across the hosts
 };
 
 /// Where a threshold comes from: a publication, or how it was derived.

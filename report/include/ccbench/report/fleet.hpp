@@ -108,9 +108,10 @@ struct FleetVerdict {
   std::vector<FleetGroup> groups;  // a --hosts-per-group sweep (then no pairs), by id
   std::vector<FleetSplit> splits;
   std::vector<std::string> files;
-  bool partial = false;      // --partial: a sweep that did not reach every pair
-  std::size_t missing = 0;   // the pairs it did not reach (--partial)
-  std::size_t measured = 0;  // pairs (or groups) with a figure
+  std::vector<HostFabric> fabric;  // every file's hosts' fabric evidence (result schema 1.8.0), file by file
+  bool partial = false;            // --partial: a sweep that did not reach every pair
+  std::size_t missing = 0;         // the pairs it did not reach (--partial)
+  std::size_t measured = 0;        // pairs (or groups) with a figure
 
   [[nodiscard]] std::vector<const FleetHost*> bad_hosts() const;
   [[nodiscard]] std::vector<const FleetPair*> bad_links() const;
@@ -141,6 +142,11 @@ inline constexpr std::size_t kFleetPairsListed = 1000;
 
 /// What the verdict names, a line each, as every format says it: FLEET LOW, SPLIT, BAD HOST, LOW GROUP, BAD LINK.
 std::vector<std::string> fleet_verdict_lines(const FleetVerdict& verdict);
+/// The fabric's evidence of the sweep's hosts: the error counters that moved and the links that trained low, per
+/// host (ccbench::fabric_findings), each once; the hosts the verdict names (BAD HOST, a BAD LINK's two, a LOW
+/// GROUP's) first. A host whose counters speak though its bandwidth looks fine is in it too: its evidence is
+/// printed, the verdict and exit code stay the bandwidth's.
+std::vector<std::string> fleet_evidence(const FleetVerdict& verdict);
 /// "reference busbw: 0.0055 GB/s (level 0.0055 GB/s, anchor none); anchor: ..." (per local rank when there
 /// are several), and what a partial sweep left out.
 std::string fleet_reference_text(const FleetVerdict& verdict);

@@ -4,6 +4,7 @@
 // are read under roots that tests replace with fake ones (captured from real machines).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,6 +30,10 @@ CounterSnapshot read_counters(const FabricRoots& roots = {});
 /// NICs and NVIDIA GPUs (current against max speed and width, AER totals). A GPU lowers its link speed when
 /// idle, so only its width is judged.
 std::vector<LinkState> read_links(const FabricRoots& roots = {});
+
+/// The PCIe link of one PCI device directory (current against max speed and width, AER totals); unset where the
+/// device has no link files (not PCIe). `role` "gpu": only the width is judged (GPUs lower their speed when idle).
+std::optional<LinkState> read_pcie_link(const std::filesystem::path& pci_dir, const std::string& role);
 
 /// `ethtool -S DEV`'s text ("NIC statistics:" then "     name: value" lines), for captured output.
 std::vector<std::pair<std::string, std::uint64_t>> parse_ethtool_text(std::string_view text);
