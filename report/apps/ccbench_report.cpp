@@ -321,6 +321,21 @@ void add_format(CLI::App* sub, Options& o) {
       ->capture_default_str();
 }
 
+/// compare's and regression's: how a change is judged, and what the two sides are called (`base_default` and
+/// `cand_default` say what names them otherwise; empty: nothing said).
+void add_verdict_options(CLI::App* sub, Options& o, std::string_view base_default, std::string_view cand_default) {
+  sub->add_option("--threshold", o.threshold, "a change smaller than this percentage is SAME")->capture_default_str();
+  sub->add_option("--min-samples", o.min_samples, "fewer samples on either side give UNSURE")
+      ->check(CLI::Range(2, 1000000))
+      ->capture_default_str();
+  const auto named = [](std::string_view side, std::string_view otherwise) {
+    return otherwise.empty() ? fmt::format("name of {}", side)
+                             : fmt::format("name of {} (default: {})", side, otherwise);
+  };
+  sub->add_option("--label-a", o.label_a, named("BASE", base_default));
+  sub->add_option("--label-b", o.label_b, named("CAND", cand_default));
+}
+
 int run_cli(int argc, char** argv) {
   Options o;
   CLI::App app{"ccbench-report: tables, regression and acceptance verdicts, and a web page from ccbench results"};
@@ -343,13 +358,7 @@ int run_cli(int argc, char** argv) {
   bool compare_check = false;
   compare->add_flag("--check", compare_check,
                     "check the options only (no files): what a script asks before it runs what it compares");
-  compare->add_option("--threshold", o.threshold, "a change smaller than this percentage is SAME")
-      ->capture_default_str();
-  compare->add_option("--min-samples", o.min_samples, "fewer samples on either side give UNSURE")
-      ->check(CLI::Range(2, 1000000))
-      ->capture_default_str();
-  compare->add_option("--label-a", o.label_a, "name of BASE (default: its label or file name)");
-  compare->add_option("--label-b", o.label_b, "name of CAND");
+  add_verdict_options(compare, o, "its label or file name", "");
   add_format(compare, o);
   add_max_file_size(compare, o);
 
@@ -360,13 +369,7 @@ int run_cli(int argc, char** argv) {
   regression->add_option("folders", o.files, "BASE CAND (folders of NAME.json results and commands.tsv)")
       ->expected(2)
       ->required();
-  regression->add_option("--threshold", o.threshold, "a change smaller than this percentage is SAME")
-      ->capture_default_str();
-  regression->add_option("--min-samples", o.min_samples, "fewer samples on either side give UNSURE")
-      ->check(CLI::Range(2, 1000000))
-      ->capture_default_str();
-  regression->add_option("--label-a", o.label_a, "name of BASE (default: its folder's name)");
-  regression->add_option("--label-b", o.label_b, "name of CAND (default: its folder's name)");
+  add_verdict_options(regression, o, "its folder's name", "its folder's name");
   add_format(regression, o);
   add_max_file_size(regression, o);
 

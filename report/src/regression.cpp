@@ -198,8 +198,9 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
       const std::string a = (base / (name + ".json")).string();
       const std::string c = (cand / (name + ".json")).string();
       try {
-        Comparison comparison =
-            compare_runs(read_result_files({a}, max_file_bytes), read_result_files({c}, max_file_bytes), v.options);
+        auto runs = std::make_shared<const std::pair<std::vector<LoadedRun>, std::vector<LoadedRun>>>(
+            read_result_files({a}, max_file_bytes), read_result_files({c}, max_file_bytes));
+        Comparison comparison = compare_runs(runs->first, runs->second, v.options);  // its rows point into runs
         if (auto why = why_nothing_compared(comparison, a, c)) {
           b.state = BenchRegression::State::NoVerdict;
           b.why = std::move(*why);
@@ -215,6 +216,7 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
           regressed = regressed || comparison.any_regression() || comparison.any_missing();
           ++v.compared;
           b.comparison = std::move(comparison);
+          b.runs = std::move(runs);
         }
       } catch (const UsageError& e) {  // an unreadable or malformed file: this bench has no verdict
         b.state = BenchRegression::State::NoVerdict;

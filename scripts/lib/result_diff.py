@@ -21,6 +21,8 @@ compared by kind only (null, boolean, number, string, array, object; an object's
                                            max_samples, noise_floor): when sampling ended
   results[].algbw_GBps, busbw_GBps, busbw_mean_GBps, pct_of_peak, bw_peak_GBps, rdma.run_bw_GBps
                                            rates from the measured times
+  fabric                                   the hosts' counters moved with everything the hosts did, and
+                                           their links: compared by kind (an array) when both sides have it
   environment.variables.SLURM_JOB_ID, PMIX_*, OMPI_MCA_orte_* / ess* / pmix* / initial_wdir /
   shmem_RUNTIME_*                          per-launch ids (the bench drops most of them already; a
                                            name on one side only still differs)
@@ -34,7 +36,7 @@ ADAPTIVE = {"target_ci", "time_budget", "max_samples", "noise_floor"}
 MEASURED = {"run.id", "run.started_utc", "run.ended_utc", "run.git_revision", "results[].samples_us",
             "results[].elapsed_s", "results[].ops_per_sample", "results[].algbw_GBps", "results[].busbw_GBps",
             "results[].busbw_mean_GBps", "results[].pct_of_peak", "results[].bw_peak_GBps",
-            "results[].rdma.run_bw_GBps"}
+            "results[].rdma.run_bw_GBps", "fabric"}
 PER_LAUNCH_VARIABLES = ("SLURM_JOB_ID", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
                         "OMPI_MCA_shmem_RUNTIME_", "PMIX_")
 ABSENT = object()

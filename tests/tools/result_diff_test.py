@@ -22,8 +22,13 @@ def run(a, b):
 def main():
     base = json.loads((RUNS / "allreduce-np4-a.json").read_text())
     ok = base["results"][0]
+    with_fabric = copy.deepcopy(base)
+    with_fabric["fabric"] = [{"host": "vm", "seconds": 1.0, "counters_read": 3, "links": [], "warnings": [],
+                              "moved": [{"source": "net", "device": "lo", "port": 0, "name": "tx_bytes", "delta": 104,
+                                         "kind": "traffic"}]}]
     same = {
         "itself": lambda d: None,
+        "fabric moved otherwise": lambda d: d.update(fabric=[dict(with_fabric["fabric"][0], moved=[], seconds=2.0)]),
         "run-specific": lambda d: (d["run"].update(id="ffff", started_utc="2030-01-01T00:00:00.000Z"),
                                    d["results"][0].update(busbw_GBps=ok["busbw_GBps"] * 2, elapsed_s=9.5),
                                    d["results"][0]["time"].update(p50_us=1e6)),
@@ -35,13 +40,14 @@ def main():
         "lost case": (lambda d: d["results"].pop(), "results"),
         "key order": (lambda d: d.update(run=dict(reversed(list(d["run"].items())))), "run"),
         "integer as float": (lambda d: d["results"][0].update(ranks=float(ok["ranks"])), "results[0].ranks"),
+        "fabric on one side": (lambda d: d.pop("fabric"), "fabric"),
     }
     bad = []
     with tempfile.TemporaryDirectory() as tmp:
         before = pathlib.Path(tmp) / "before.json"
-        before.write_text(json.dumps(base))
+        before.write_text(json.dumps(with_fabric))
         for name, change in same.items():
-            doc = copy.deepcopy(base)
+            doc = copy.deepcopy(with_fabric)
             change(doc)
             after = pathlib.Path(tmp) / "after.json"
             after.write_text(json.dumps(doc))
@@ -50,7 +56,7 @@ def main():
             if rc != 0:
                 bad.append(name)
         for name, (change, path) in differ.items():
-            doc = copy.deepcopy(base)
+            doc = copy.deepcopy(with_fabric)
             change(doc)
             after = pathlib.Path(tmp) / "after.json"
             after.write_text(json.dumps(doc))

@@ -3,11 +3,13 @@
 // bench by bench, and one verdict for the suite with its exit code. The verdict is worked out from the
 // comparisons' values, never from their text.
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ccbench/report/compare.hpp"
+#include "ccbench/report/input.hpp"
 #include "ccbench/report/text.hpp"
 
 namespace ccbench::report {
@@ -25,6 +27,8 @@ struct BenchRegression {
   std::optional<int> bench_exit;  // the candidate's bench exit code (commands.tsv), when recorded
   std::string command_base;       // the suite lines that made each side (commands.tsv), when recorded
   std::string command_cand;
+  /// The two sides' runs, which `comparison`'s rows point into: shared, so a copy of the verdict points into them too.
+  std::shared_ptr<const std::pair<std::vector<LoadedRun>, std::vector<LoadedRun>>> runs;
   std::optional<Comparison> comparison;  // Compared
   std::string why;                       // NoVerdict: compare's one line
 };
