@@ -1,0 +1,23 @@
+#pragma once
+// Internal to the accept command: what accept.cpp's row checks and accept_fabric.cpp's fabric checks share.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ccbench/report/accept.hpp"
+
+namespace ccbench::report::detail {
+
+/// Culprits named in one outcome at most; more are counted ("and N more").
+inline constexpr std::size_t kMaxCulprits = 4;
+
+/// What the input holds, for "no result matched": "allreduce_bench mpi world of 4 ranks, ...".
+std::string input_summary(const std::vector<LoadedRun>& runs);
+/// Up to kMaxCulprits items, then "and N more".
+std::string capped(const std::vector<std::string>& items, std::string_view sep);
+
+/// kind counters and kind links: the fabric evidence of every host of every run (result schema 1.8.0).
+void evaluate_counters(const AcceptCheck& check, const std::vector<LoadedRun>& runs, CheckOutcome& out);
+void evaluate_links(const AcceptCheck& check, const std::vector<LoadedRun>& runs, CheckOutcome& out);
+
+}  // namespace ccbench::report::detail

@@ -1,0 +1,168 @@
+// Acceptance checks on the fabric's own evidence (result schema 1.8.0): kind counters and kind links.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "accept_checks.hpp"
+#include "ccbench/text.hpp"
+
+namespace ccbench::report::detail {
+
+namespace {
+
+/// Every host's evidence in the input, run by run.
+std::vector<std::pair<const LoadedRun*, const HostFabric*>> fabric_of(const std::vector<LoadedRun>& runs) {
+  std::vector<std::pair<const LoadedRun*, const HostFabric*>> out;
+  for (const auto& run : runs) {
+    for (const auto& h : run.doc.fabric) {
+      out.emplace_back(&run, &h);
+    }
+  }
+  return out;
+}
+
+std::string no_fabric(const std::vector<LoadedRun>& runs) {
+  return fmt::format(
+      "no fabric evidence in the input ({}): results of ccbench before result schema 1.8.0, or "
+      "imported ones, have none",
+      input_summary(runs));
+}
+
+std::string device_of(const CounterDelta& d) {
+  if (d.device.empty()) {
+    return d.source == "tcp" ? "TCP" : d.source;
+  }
+  return d.port > 0 ? fmt::format("{} port {}", d.device, d.port) : d.device;
+}
+
+/// The bytes the device of `d` moved during the run (TCP's: the host's network devices but lo); 0 when unknown.
+double bytes_moved(const HostFabric& h, const CounterDelta& d) {
+  double bytes = 0;
+  for (const auto& m : h.moved) {
+    const auto counted = counted_bytes(m);
+    if (!counted) {
+      continue;
+    }
+    const bool same = d.source == "tcp" ? m.source == "net" && m.device != "lo"
+                      : d.source == "rdma" || d.source == "rdma_hw"
+                          ? m.source == "rdma" && m.device == d.device && m.port == d.port
+                          : m.source == "net" && m.device == d.device;
+    bytes += same ? static_cast<double>(*counted) : 0.0;
+  }
+  return bytes;
+}
+
+/// A counter's rate per `per` over the run; unset when it cannot be worked out (no time, no bytes).
+std::optional<double> rate_of(const HostFabric& h, const CounterDelta& d, const std::string& per) {
+  const auto delta = static_cast<double>(d.delta);
+  if (per == "GB") {
+    const double bytes = bytes_moved(h, d);
+    return bytes > 0 ? std::optional(delta / (bytes / 1e9)) : std::nullopt;
+  }
+  const double unit = per == "hour" ? 3600.0 : per == "minute" ? 60.0 : 1.0;
+  return h.seconds > 0 ? std::optional(delta / h.seconds * unit) : std::nullopt;
+}
+
+void add_once(std::vector<std::string>& items, std::string item) {
+  if (std::find(items.begin(), items.end(), item) == items.end()) {
+    items.push_back(std::move(item));
+  }
+}
+
+}  // namespace
+
+void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs, CheckOutcome& out) {
+  // The bounds themselves are in the description: the column holds their count.
+  std::vector<std::string> bounds;
+  if (!c.fatal.empty()) {
+    bounds.push_back(fmt::format("{} fatal on any rise", c.fatal.size()));
+  }
+  if (!c.rates.empty()) {
+    bounds.push_back(fmt::format("{} rate bound{}", c.rates.size(), c.rates.size() == 1 ? "" : "s"));
+  }
+  out.threshold = fmt::format("{}", fmt::join(bounds, ", "));
+  const auto hosts = fabric_of(runs);
+  if (hosts.empty()) {
+    out.detail = no_fabric(runs);
+    return;
+  }
+  std::vector<std::string> culprits;
+  std::vector<std::string> unknown;  // a bounded counter whose rate cannot be worked out
+  std::size_t errors = 0;
+  for (const auto& [run, h] : hosts) {
+    for (const auto& d : h->moved) {
+      errors += d.kind == CounterKind::Error ? 1 : 0;
+      const std::string what = fmt::format("{} {} {} +{}", printable(h->host), device_of(d), d.name, d.delta);
+      if (std::find(c.fatal.begin(), c.fatal.end(), d.name) != c.fatal.end()) {
+        add_once(culprits, what + " (any rise fails)");
+      }
+      for (const auto& bound : c.rates) {
+        if (bound.counter != d.name) {
+          continue;
+        }
+        const auto rate = rate_of(*h, d, bound.per);
+        if (!rate) {
+          add_once(unknown, fmt::format("{} per {}", what, bound.per));
+        } else if (*rate > bound.max) {
+          add_once(culprits,
+                   fmt::format("{} in {:.1f} s: {:.3g}/{} > {:g}", what, h->seconds, *rate, bound.per, bound.max));
+        }
+      }
+    }
+  }
+  out.verdict = culprits.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
+  out.measured =
+      fmt::format("{} over bound, {} error counter(s) moved on {} host(s)", culprits.size(), errors, hosts.size());
+  out.culprit = capped(culprits, "; ");
+  out.detail = culprits.empty() ? fmt::format("{} host reading(s) looked at", hosts.size())
+                                : fmt::format("{} counter(s) over their bounds", culprits.size());
+  if (!unknown.empty()) {
+    out.detail += fmt::format("; not judged (no time or no bytes to divide by): {}", capped(unknown, "; "));
+  }
+}
+
+void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, CheckOutcome& out) {
+  out.threshold = c.one_firmware_per_model ? "at capability; one firmware per HCA model" : "at capability";
+  const auto hosts = fabric_of(runs);
+  if (hosts.empty()) {
+    out.detail = no_fabric(runs);
+    return;
+  }
+  std::vector<std::string> culprits;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> firmware;  // model -> version -> hosts
+  std::size_t links = 0;
+  std::size_t below = 0;
+  for (const auto& [run, h] : hosts) {
+    for (const auto& l : h->links) {
+      ++links;
+      if (l.below) {
+        ++below;
+        add_once(culprits, fmt::format("{} {} ({}) trained at {}, capable of {}", printable(h->host),
+                                       printable(l.device), l.role, printable(l.current), printable(l.capable)));
+      }
+      if (l.kind == "rdma_port" && !l.model.empty() && !l.firmware.empty()) {
+        add_once(firmware[l.model][l.firmware], printable(h->host));
+      }
+    }
+  }
+  if (c.one_firmware_per_model) {
+    for (const auto& [model, versions] : firmware) {
+      if (versions.size() > 1) {
+        std::vector<std::string> parts;
+        for (const auto& [version, on] : versions) {
+          parts.push_back(fmt::format("{} on {}", printable(version), fmt::join(on, ",")));
+        }
+        culprits.push_back(
+            fmt::format("{} runs {} firmware versions: {}", printable(model), versions.size(), fmt::join(parts, "; ")));
+      }
+    }
+  }
+  out.verdict = culprits.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
+  out.measured = fmt::format("{} of {} link readings below capability", below, links);
+  out.culprit = capped(culprits, "; ");
+  out.detail = fmt::format("{} host reading(s), {} HCA model(s) with firmware", hosts.size(), firmware.size());
+}
+
+}  // namespace ccbench::report::detail
