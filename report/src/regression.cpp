@@ -79,12 +79,10 @@ std::string folder_name(const fs::path& dir) {
   return (clean.has_filename() ? clean.filename() : clean.parent_path().filename()).string();
 }
 
-std::map<Verdict, std::size_t> verdict_counts(const Comparison& c) {
-  std::map<Verdict, std::size_t> counts;
-  for (const auto& r : c.rows) {
-    ++counts[r.verdict];
-  }
-  return counts;
+/// The rows of a comparison with this verdict.
+std::size_t rows_with(const Comparison& c, Verdict verdict) {
+  return static_cast<std::size_t>(
+      std::count_if(c.rows.begin(), c.rows.end(), [verdict](const RowComparison& r) { return r.verdict == verdict; }));
 }
 
 }  // namespace
@@ -205,13 +203,8 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
           b.state = BenchRegression::State::NoVerdict;
           b.why = std::move(*why);
         } else {
-          const auto counts = verdict_counts(comparison);
-          const auto count = [&counts](Verdict verdict) {
-            const auto it = counts.find(verdict);
-            return it == counts.end() ? std::size_t{0} : it->second;
-          };
-          v.slower += count(Verdict::Slower);
-          v.failed += count(Verdict::Failed);
+          v.slower += rows_with(comparison, Verdict::Slower);
+          v.failed += rows_with(comparison, Verdict::Failed);
           v.missing += comparison.only_base.size();
           regressed = regressed || comparison.any_regression() || comparison.any_missing();
           ++v.compared;
@@ -334,11 +327,7 @@ std::string render_json(const RegressionVerdict& v) {
     j["command_a"] = b.command_base;
     j["command_b"] = b.command_cand;
     if (b.comparison) {
-      const auto c = verdict_counts(*b.comparison);
-      const auto count = [&c](Verdict verdict) {
-        const auto it = c.find(verdict);
-        return it == c.end() ? std::size_t{0} : it->second;
-      };
+      const auto count = [&b](Verdict verdict) { return rows_with(*b.comparison, verdict); };
       j["regression"] = b.comparison->any_regression() || b.comparison->any_missing();
       j["counts"] = {{"rows", b.comparison->rows.size()},         {"same", count(Verdict::Same)},
                      {"faster", count(Verdict::Faster)},          {"slower", count(Verdict::Slower)},
