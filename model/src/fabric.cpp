@@ -61,6 +61,8 @@ constexpr std::array kKnown{
     Known{"rdma_hw", "rcvd_seq_err", {kError, "sequence-error NAKs received (rxe)"}},
     Known{"rdma_hw", "retry_exceeded_err", {kError, "transport retries exhausted (rxe): the QP failed"}},
     Known{"rdma_hw", "completer_retry_err", {kError, "retransmissions by the completer (rxe): loss on the path"}},
+    // rxe's RXE_CNT_COMPLETER_SCHED under another name: the completer's work was handed to its task
+    Known{"rdma_hw", "ack_deferred", {CounterKind::Other, "ACKs left to the completer's task (rxe): scheduling"}},
     Known{"net", "rx_bytes", {kTraffic, "bytes received", 64, 1}},
     Known{"net", "tx_bytes", {kTraffic, "bytes sent", 64, 1}},
     Known{"net", "rx_packets", {kTraffic, "packets received"}},
@@ -82,6 +84,20 @@ constexpr std::array kKnown{
 
 bool has(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
+/// A word of a counter's name (words between '_', '-' or '.') begins with PART: "err" in "rx_crc_errors" and
+/// "local_ack_timeout_err", not in "ack_deferred".
+bool word_starts(std::string_view name, std::string_view part) {
+  std::size_t at = 0;
+  while (at < name.size()) {
+    const std::size_t end = std::min(name.find_first_of("_-.", at), name.size());
+    if (name.substr(at, end - at).starts_with(part)) {
+      return true;
+    }
+    at = end + 1;
+  }
+  return false;
+}
+
 /// A counter the table does not name: its kind from its name, as drivers name them.
 CounterKind kind_by_name(std::string_view source, std::string_view name) {
   if (source == "tcp") {
@@ -90,7 +106,7 @@ CounterKind kind_by_name(std::string_view source, std::string_view name) {
   if (has(name, "pause") || has(name, "cnp") || has(name, "ecn") || has(name, "xmit_wait")) {
     return kCongestion;
   }
-  if (has(name, "err") || has(name, "discard") || has(name, "drop") || has(name, "timeout") ||
+  if (word_starts(name, "err") || has(name, "discard") || has(name, "drop") || has(name, "timeout") ||
       has(name, "out_of_seq") || has(name, "out_of_buffer") || has(name, "retry") || has(name, "crc")) {
     return kError;
   }

@@ -140,6 +140,10 @@ nlohmann::json rdma_to_json(const RdmaInfo& r) {
   if (r.run_bw_GBps) {
     j["run_bw_GBps"] = *r.run_bw_GBps;
   }
+  if (r.posted_writes && r.posted_bytes) {  // 1.8.0
+    j["posted_writes"] = *r.posted_writes;
+    j["posted_bytes"] = *r.posted_bytes;
+  }
   return j;
 }
 
@@ -154,6 +158,8 @@ RdmaInfo rdma_from_json(const nlohmann::json& j) {
   r.bidir = j.at("bidir").get<bool>();
   r.mem = j.at("mem").get<std::string>();
   r.run_bw_GBps = optional_from<double>(j.value("run_bw_GBps", nlohmann::json(nullptr)));
+  r.posted_writes = optional_from<std::uint64_t>(j.value("posted_writes", nlohmann::json(nullptr)));
+  r.posted_bytes = optional_from<std::uint64_t>(j.value("posted_bytes", nlohmann::json(nullptr)));
   for (const auto& e : j.at("endpoints")) {
     r.endpoints.push_back(endpoint_from(e));
   }

@@ -3,6 +3,9 @@
 
   rdma_test.py verbs --bin-dir DIR   our ib_write benches under mpirun and standalone, verified, beside perftest;
                            ours/perftest at 64 KiB and 1 MiB (64 writes each), 5 interleaved pairs: median in 0.7-1.4
+  rdma_test.py fabric --bin-dir DIR --topo-bin T   one ib_write_bw_bench run: its result holds rxe0's counter
+                           deltas (equal to sysfs's around it), whose packets account for the bytes it wrote;
+                           ccbench-topo --links in the guest
   rdma_test.py perftest    perftest's ib_write_bw (4 sizes) and ib_write_lat (2 sizes), server and client on
                            127.0.0.1: every run completes and reports a row for its size; the figures are printed
   rdma_test.py mpi-smoke --bin-dir DIR [--schema S]   allreduce_bench --backend mpi under `mpirun -np 2`
@@ -13,7 +16,7 @@ one run's speed: under software emulation rates are ~1 Gb/s at best and swing wi
 on rates is wide and on a median over interleaved pairs of ours and perftest (PAIRED_BAND). Every test ends by
 checking that no QEMU process it started is alive and that its temp dir is gone.
 
-The verbs test is in rdma_test_verbs.py; the perftest steps, mpirun in the guest and the checks of a guest
+The verbs test is in rdma_test_verbs.py, the fabric test in rdma_test_fabric.py; the perftest steps, mpirun in the guest and the checks of a guest
 run that all three (and fidelity_rdma.py) use are in rdma_test_steps.py.
 """
 import argparse
@@ -32,6 +35,7 @@ import rdma_vm  # noqa: E402
 import validate_result  # noqa: E402
 from rdma_test_steps import (BASE_PORT, MPI_FILES, check_steps, fmt, loadavg, mpirun_command,  # noqa: E402
                              parse_perftest, perftest_step, print_timings)
+from rdma_test_fabric import fabric  # noqa: E402
 from rdma_test_verbs import verbs  # noqa: E402
 
 SKIP = rdma_vm.SKIP
@@ -115,7 +119,7 @@ def mpi_smoke(args, tag):
           f"{', JSON valid' if args.schema else ''}")
 
 
-TESTS = {"perftest": perftest, "mpi-smoke": mpi_smoke, "verbs": verbs}
+TESTS = {"perftest": perftest, "mpi-smoke": mpi_smoke, "verbs": verbs, "fabric": fabric}
 
 
 def assert_clean(tag):
@@ -128,6 +132,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin-dir", help="the benches (build/bench/apps), for mpi-smoke")
     parser.add_argument("--schema", help="the result JSON schema: mpi-smoke validates what comes back")
+    parser.add_argument("--topo-bin", help="ccbench-topo (build/topo/discovery/ccbench-topo), for fabric")
     parser.add_argument("--cuda", type=int, default=0, help="1: the benches were built with CUDA (verbs: --mem cuda:0)")
     parser.add_argument("what", choices=sorted(TESTS))
     args = parser.parse_args()

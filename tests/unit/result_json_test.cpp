@@ -92,13 +92,15 @@ ResultDocument sample_document() {
   rdma.spec = {Collective::IbWriteBw, DType::Uint8, ReduceOp::Sum, 0, false, 65536};
   rdma.time->p999 = 5.5e-6;
   rdma.bw_peak_GBps = 40.5;
-  rdma.rdma = RdmaInfo{"RC", 4096, 2, 128, 100, 0, true, "host", {}, std::nullopt};
+  rdma.rdma = RdmaInfo{"RC", 4096, 2, 128, 100, 0, true, "host", {}, std::nullopt, std::nullopt, std::nullopt};
   rdma.rdma->endpoints = {{0, "node0", "mlx5_0", 1, "InfiniBand", std::nullopt, "", "", 7, 400.0, 4096},
                           {1, "node1", "rxe0", 1, "Ethernet", 1, "::ffff:127.0.0.1", "RoCE v2", 0, std::nullopt, 1024}};
   doc.results.push_back(rdma);
   CaseResult one_way = rdma;  // 1.6.0: one direction's whole-run figure
   one_way.rdma->bidir = false;
   one_way.rdma->run_bw_GBps = 39.5;
+  one_way.rdma->posted_writes = 1025;  // 1.8.0: 1,024 writes of 64 KiB and one zero-byte fence
+  one_way.rdma->posted_bytes = 1024ULL * 65536;
   doc.results.push_back(one_way);
   CaseResult ring = r;  // 1.5.0: a --nccl-variants row, in FP8
   ring.backend = "nccl";

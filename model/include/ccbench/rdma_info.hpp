@@ -1,5 +1,6 @@
 #pragma once
 // The facts of an RDMA pair (the verbs backend's ib_write_bw / ib_write_lat) that go into a result.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,12 @@ struct RdmaInfo {
   // ib_write_bw, one direction: bytes over wall time across the case's samples back to back (perftest's
   // BW average); unset for ib_write_lat and --bidirectional
   std::optional<double> run_bw_GBps;
+  // 1.8.0: every RDMA WRITE the first endpoint posted for the case (warm-up, calibration, timed, and the
+  // zero-byte writes that fence a stream), and their payload bytes: what its port's counters must show, plus the
+  // protocol's headers, acknowledgements and retransmissions. The other side posts as many with ib_write_lat
+  // and --bidirectional, none otherwise. Unset in older files.
+  std::optional<std::uint64_t> posted_writes;
+  std::optional<std::uint64_t> posted_bytes;
 };
 
 }  // namespace ccbench

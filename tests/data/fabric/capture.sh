@@ -1,15 +1,16 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # Captures this host's fabric counter files as a fixture tree for tests/unit/topo/fabric_test.cpp:
 #   capture.sh OUT_DIR
 # copies, with their values as read now, /sys/class/net/*/statistics/* and carrier_changes,
 # /sys/class/infiniband/*/ports/*/{counters,hw_counters}/* with each port's rate, state, phys_state and
 # link_layer and each device's fw_ver and hca_type, /proc/net/snmp and /proc/net/netstat, and `ethtool -S`
 # of each network device into OUT_DIR/ethtool/DEV.txt. Nothing is edited: the tree is the host's.
-set -euo pipefail
+# POSIX sh, so that it also runs in the rdma tier's guest (busybox).
+set -eu
 out=${1:?usage: capture.sh OUT_DIR}
 mkdir -p "$out"
 copy() {  # copy FILE: into $out at its own path, when it can be read
-  local f=$1
+  f=$1
   [ -r "$f" ] || return 0
   mkdir -p "$out$(dirname "$f")"
   cat -- "$f" >"$out$f" 2>/dev/null || rm -f -- "$out$f"
@@ -23,8 +24,8 @@ for d in /sys/class/net/*; do
 done
 for d in /sys/class/infiniband/*; do
   [ -e "$d" ] || continue
-  for f in "$d"/fw_ver "$d"/hca_type "$d"/ports/*/{rate,state,phys_state,link_layer} "$d"/ports/*/counters/* \
-    "$d"/ports/*/hw_counters/*; do copy "$f"; done
+  for f in "$d"/fw_ver "$d"/hca_type "$d"/ports/*/rate "$d"/ports/*/state "$d"/ports/*/phys_state \
+    "$d"/ports/*/link_layer "$d"/ports/*/counters/* "$d"/ports/*/hw_counters/*; do copy "$f"; done
 done
 copy /proc/net/snmp
 copy /proc/net/netstat

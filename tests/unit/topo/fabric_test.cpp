@@ -114,6 +114,54 @@ TEST(FabricRead, SnmpTablesAndLinkSpeeds) {
   EXPECT_DOUBLE_EQ(parse_link_speed("Unknown"), 0.0);
 }
 
+// The rdma tier's guest (kernel 6.1, Soft-RoCE rxe0 on lo), captured before and after one ib_write_bw_bench run
+// (-b 64K -e 1M -f 16 -n 10 -t 4 --cq-mod 4), whose result is rxe-ib_write_bw.json: rxe has no counters/ of its
+// own, 16 hw_counters (lifespan left out); nothing else wrote on rxe0 between the captures, so the bench's own
+// readings (taken inside it) saw the same deltas.
+TEST(FabricRead, SoftRoceGuestCaptureAgreesWithTheBenchsResult) {
+  const HostFabric h = counter_deltas(read_counters(captured("rxe-before")), read_counters(captured("rxe-after")));
+  EXPECT_TRUE(h.warnings.empty()) << h.warnings.front();
+  const auto rxe = [&h](std::string_view name) {
+    const CounterDelta* d = moved(h, "rxe0", name);
+    return d != nullptr ? d->delta : 0;
+  };
+  EXPECT_EQ(counter_info("rdma_hw", "duplicate_request").kind, CounterKind::Error);
+  EXPECT_EQ(counter_info("rdma_hw", "ack_deferred").kind, CounterKind::Other);  // not an error: "deferred"
+  EXPECT_EQ(counter_info("rdma_hw", "rx_deferred_pkts").kind, CounterKind::Traffic);
+  EXPECT_EQ(counter_info("rdma_hw", "tx_err_pkts").kind, CounterKind::Error);
+  EXPECT_EQ(rxe("sent_pkts"), rxe("rcvd_pkts"));  // one device on lo: every packet it sends, it receives
+  EXPECT_GT(rxe("duplicate_request"), 0U);        // emulated rxe retransmits under TCG (see rdma_test_fabric.py)
+  const ResultDocument doc = document_from_json(nlohmann::json::parse(text_of(fabric_data() / "rxe-ib_write_bw.json")));
+  ASSERT_EQ(doc.fabric.size(), 1U);
+  const HostFabric& bench = doc.fabric.front();
+  EXPECT_EQ(bench.host, "ccbench-vm");
+  for (const std::string name : {"sent_pkts", "rcvd_pkts", "duplicate_request", "completer_retry_err"}) {
+    const CounterDelta* d = moved(bench, "rxe0", name);
+    ASSERT_NE(d, nullptr) << name;
+    EXPECT_EQ(d->delta, rxe(name)) << name;
+  }
+  // The packets the bench's writes need (a write of S bytes: ceil(S / MTU) packets, a zero-byte write one) are
+  // all counted, with acknowledgements and retransmissions on top.
+  std::uint64_t requests = 0;
+  for (const CaseResult& r : doc.results) {
+    ASSERT_TRUE(r.rdma && r.rdma->posted_writes && r.rdma->posted_bytes);
+    const std::uint64_t size = r.spec.count;
+    const std::uint64_t data = *r.rdma->posted_bytes / size;
+    EXPECT_EQ(data * size, *r.rdma->posted_bytes);
+    const auto mtu = static_cast<std::uint64_t>(r.rdma->mtu);
+    requests += data * ((size + mtu - 1) / mtu) + (*r.rdma->posted_writes - data);
+  }
+  EXPECT_EQ(requests, 12790U);
+  EXPECT_GE(rxe("sent_pkts") - 2 * rxe("duplicate_request"), requests);
+  EXPECT_LE(rxe("sent_pkts") - 2 * rxe("duplicate_request"), requests * 102 / 100);
+  // The guest's links: rxe0's one port, no PCIe link files (QEMU's virtual devices are not PCIe here).
+  const auto links = read_links(captured("rxe-after"));
+  ASSERT_EQ(links.size(), 1U);
+  EXPECT_EQ(links[0].device, "rxe0 port 1");
+  EXPECT_EQ(links[0].current, "2.5 Gb/sec (1X SDR)");
+  EXPECT_FALSE(links[0].below);
+}
+
 // A public mlx5/mlx4/hfi1 layout (prometheus/procfs's fixtures): every counter read, hw_counters' lifespan left
 // out, 64-bit extended data counters taken as they are (not as saturated 32-bit ones).
 TEST(FabricRead, PublicInfinibandLayoutReads) {

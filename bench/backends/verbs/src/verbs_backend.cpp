@@ -84,6 +84,8 @@ void VerbsBackend::prepare(const CaseSpec& spec) {
   m_seq = 0;
   m_run_writes = 0;
   m_run_s = 0.0;
+  m_posted_writes = 0;
+  m_posted_bytes = 0;
   if (m_lat) {                                                                       // (host memory only)
     __atomic_store_n(recv_half() + m_bytes - 1, std::uint8_t{0}, __ATOMIC_RELEASE);  // no stale marker
   }
@@ -126,6 +128,8 @@ std::optional<RdmaInfo> VerbsBackend::rdma_info() const {
   if (!m_lat && !m_bidir && m_run_s > 0.0) {
     info.run_bw_GBps = static_cast<double>(m_run_writes) * m_bytes / m_run_s / 1e9;
   }
+  info.posted_writes = m_posted_writes;
+  info.posted_bytes = m_posted_bytes;
   return info;
 }
 
@@ -249,6 +253,8 @@ void VerbsBackend::post_write(std::size_t qp, std::uint32_t bytes, bool signaled
   if (const int err = ::ibv_post_send(m_qps[qp].get(), &wr, &bad); err != 0) {
     fail(fmt::format("ibv_post_send (RDMA WRITE of {} B)", bytes), err);
   }
+  m_posted_writes += 1;
+  m_posted_bytes += bytes;
 }
 
 // One poll of the completion queue; each signalled write completed covers the unsignalled writes posted before

@@ -151,6 +151,8 @@ class VerbsBackend final : public Backend {
   Clock::time_point m_sample_start;
   std::uint64_t m_run_writes = 0;  // ib_write_bw: the writes of the measured streams, and their time
   double m_run_s = 0.0;
+  std::uint64_t m_posted_writes = 0;  // every RDMA WRITE this side posted for the case, and its payload bytes
+  std::uint64_t m_posted_bytes = 0;
 };
 
 }  // namespace ccbench::verbs_detail
