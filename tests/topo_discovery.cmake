@@ -7,6 +7,9 @@ endif()
 # A stand-in libnvidia-ml (two H100s on an NVSwitch) that query_nvml() loads by path.
 add_library(ccbench_fake_nvml MODULE unit/topo/fake_nvml.cpp)
 target_link_libraries(ccbench_fake_nvml PRIVATE ccbench::warnings)
+# Kept loaded after dlclose, as the real libnvidia-ml keeps its state in the driver: its NVLink error counters
+# (static) must grow from one reading to the next.
+target_link_options(ccbench_fake_nvml PRIVATE -Wl,-z,nodelete)
 # The real libnvidia-ml is C: its functions carry no C++ type for clang's -fsanitize=function to check
 # against the ABI mirror in nvml.cpp. Compile the stand-in the same way, or a sanitizer build sees a
 # mismatch (NVML's nvmlDevice_t against the mirror's own opaque type) that no real NVML can produce.

@@ -74,6 +74,11 @@ constexpr std::array kKnown{
     Known{"net", "rx_crc_errors", {kError, "frames received with a bad CRC: the physical link"}},
     Known{"net", "rx_missed_errors", {kError, "frames the NIC missed: no room on the host"}},
     Known{"net", "carrier_changes", {kError, "link up/down transitions"}},
+    // NVML's nvmlNvLinkErrorCounter_t, per active link of a GPU
+    Known{"nvlink", "replay", {kError, "flits sent again after the far end found them bad (NVLink data-link replay)"}},
+    Known{"nvlink", "recovery", {kError, "the link retrained after errors (NVLink data-link recovery)"}},
+    Known{"nvlink", "crc_flit", {kError, "flow-control flits received with a CRC error (NVLink)"}},
+    Known{"nvlink", "crc_data", {kError, "data received with a CRC error (NVLink)"}},
     Known{"tcp", "RetransSegs", {kError, "TCP segments retransmitted: loss or timeouts on the path"}},
     Known{"tcp", "InErrs", {kError, "TCP segments received in error"}},
     Known{"tcp", "InSegs", {kTraffic, "TCP segments received"}},

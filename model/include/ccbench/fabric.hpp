@@ -25,7 +25,7 @@ std::optional<CounterKind> parse_counter_kind(std::string_view text);
 
 /// Where a counter is read: "rdma" (/sys/class/infiniband/D/ports/P/counters), "rdma_hw" (.../hw_counters),
 /// "net" (/sys/class/net/D/statistics and carrier_changes), "ethtool" (what ethtool -S prints), "tcp"
-/// (/proc/net/snmp Tcp and /proc/net/netstat TcpExt).
+/// (/proc/net/snmp Tcp and /proc/net/netstat TcpExt), "nvlink" (NVML's NVLink error counters; device "GPU0 NVLink 3").
 struct CounterReading {
   std::string source;
   std::string device;  // "mlx5_0", "eth0"; empty for the host's TCP
@@ -63,8 +63,8 @@ struct CounterDelta {
 
 /// A link's trained state against its capability: an RDMA port's rate and width, a GPU's or NIC's PCIe link.
 struct LinkState {
-  std::string kind;      // "rdma_port", "pcie"
-  std::string device;    // "mlx5_0 port 1", "0000:18:00.0"
+  std::string kind;      // "rdma_port", "pcie", "nvlink"
+  std::string device;    // "mlx5_0 port 1", "0000:18:00.0", "GPU0 0000:18:00.0 NVLinks"
   std::string role;      // "gpu", "nic", "hca"; empty when unknown
   std::string model;     // an HCA's hca_type ("MT4129"); a PCI device's vendor:device ("10de:2330"); may be empty
   std::string current;   // "200 Gb/sec (2X NDR)", "16.0 GT/s PCIe x8"

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 fs::path fabric_data() { return {CCBENCH_FABRIC_DATA_DIR}; }
 
 FabricRoots captured(const std::string& name) {
-  return FabricRoots{fabric_data() / name / "sys", fabric_data() / name / "proc", false};
+  return FabricRoots{fabric_data() / name / "sys", fabric_data() / name / "proc", false, ""};
 }
 
 const CounterReading* find(const CounterSnapshot& s, std::string_view source, std::string_view device,
@@ -54,7 +54,7 @@ class FabricTree : public ::testing::Test {
     fs::create_directories((m_root / path).parent_path());
     std::ofstream(m_root / path) << text << "\n";
   }
-  [[nodiscard]] FabricRoots roots() const { return {m_root / "sys", m_root / "proc", false}; }
+  [[nodiscard]] FabricRoots roots() const { return {m_root / "sys", m_root / "proc", false, ""}; }
 
  private:
   fs::path m_root;
@@ -165,7 +165,7 @@ TEST(FabricRead, SoftRoceGuestCaptureAgreesWithTheBenchsResult) {
 // A public mlx5/mlx4/hfi1 layout (prometheus/procfs's fixtures): every counter read, hw_counters' lifespan left
 // out, 64-bit extended data counters taken as they are (not as saturated 32-bit ones).
 TEST(FabricRead, PublicInfinibandLayoutReads) {
-  const FabricRoots roots{fabric_data() / "procfs-infiniband/sys", fabric_data() / "none", false};
+  const FabricRoots roots{fabric_data() / "procfs-infiniband/sys", fabric_data() / "none", false, ""};
   const CounterSnapshot s = read_counters(roots);
   const auto count = [&s](std::string_view source, std::string_view device) {
     return std::count_if(s.readings.begin(), s.readings.end(),
@@ -312,6 +312,43 @@ TEST_F(FabricTree, LinksTrainedLowAreNamed) {
   EXPECT_TRUE(links[3].below);
   EXPECT_EQ(links[3].current, "16.0 GT/s PCIe x8");
   EXPECT_EQ(links[3].capable, "32.0 GT/s PCIe x16");
+}
+
+// NVLink through NVML (a stand-in library, tests/unit/topo/fake_nvml.cpp: two H100s, GPU1's link 3 down, GPU0's
+// link 2 counting replays): the counters of active links only, and each GPU's links against its peers'.
+TEST(FabricRead, NvLinkErrorsAndStatesFromNvml) {
+  const FabricRoots roots{fabric_data() / "none", fabric_data() / "none", false, CCBENCH_FAKE_NVML};
+  const CounterSnapshot before = read_counters(roots);  // (in this order: arguments have none)
+  const HostFabric h = counter_deltas(before, read_counters(roots));
+  const CounterDelta* replay = moved(h, "GPU0 NVLink 2", "replay");
+  ASSERT_NE(replay, nullptr);
+  EXPECT_EQ(replay->delta, 3U);
+  EXPECT_EQ(replay->kind, CounterKind::Error);
+  EXPECT_FALSE(counter_info("nvlink", "replay").meaning.empty());
+  EXPECT_EQ(h.moved.size(), 1U);  // every other counter stayed; none is read on GPU1's link 3 (down)
+  EXPECT_EQ(h.counters_read, 2U * 18 * 4 - 4);
+  const auto findings = fabric_findings({h});  // (and one for the TCP counters this tree has not)
+  EXPECT_EQ(std::count_if(findings.begin(), findings.end(),
+                          [](const std::string& f) { return f.find("GPU0 NVLink 2 replay +3") != std::string::npos; }),
+            1);
+
+  const auto links = read_links(roots);
+  ASSERT_EQ(links.size(), 2U);
+  EXPECT_EQ(links[0].kind, "nvlink");
+  EXPECT_EQ(links[0].device, "GPU0 0000:1b:00.0 NVLinks");
+  EXPECT_EQ(links[0].current, "18 of 18 active");
+  EXPECT_FALSE(links[0].below);
+  EXPECT_EQ(links[1].current, "17 of 18 active");
+  EXPECT_EQ(links[1].capable, "18 active");
+  EXPECT_NE(fabric_findings({HostFabric{"node0", 1.0, 0, {}, links, {}}})
+                .at(0)
+                .find("node0: GPU1 0000:43:00.0 NVLinks (gpu) trained at 17 of 18 active, capable of 18 active"),
+            std::string::npos);
+  EXPECT_TRUE(links[1].below);
+  EXPECT_EQ(links[1].state, "down: 3");
+  EXPECT_EQ(links[1].model, "NVIDIA H100 80GB HBM3");
+  // Without NVML (a tree from another host): no NVLink.
+  EXPECT_TRUE(read_links(captured("rxe-after")).size() == 1U);
 }
 
 TEST(FabricRead, ThisMachinesLiveTreesReadWithoutError) {

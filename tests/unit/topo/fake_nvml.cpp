@@ -1,6 +1,6 @@
 // A stand-in libnvidia-ml for tests: two H100s on an NVSwitch, GPU1 with NVLink 3 down and its
-// PCIe link at Gen4. Declared as nvml.h declares these entry points (C ABI, the same layouts
-// that src/nvml.cpp assumes). Loaded by path through DiscoveryInputs::nvml_library.
+// PCIe link at Gen4, GPU0's NVLink 2 logging replays. Declared as nvml.h declares these entry points (C ABI, the same
+// layouts that src/nvml.cpp assumes). Loaded by path through DiscoveryInputs::nvml_library.
 #include <cstdint>
 #include <cstring>
 
@@ -109,6 +109,21 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t, unsigned int, uns
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t, unsigned int, nvmlPciInfo_t* pci) {
   std::memset(pci, 0, sizeof(*pci));
   copy(pci->busId, sizeof(pci->busId), "00000000:05:00.0");
+  return kSuccess;
+}
+// NVLink error counters: GPU0's link 2 counts 3 more replays at each query (a link logging errors), every
+// other counter of an active link stays at 0.
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, unsigned int counter,
+                                             unsigned long long* value) {
+  static unsigned long long replays = 40;
+  if (link >= kLinks || counter > 4) {
+    return kInvalidArgument;
+  }
+  if (index_of(device) == 1 && link == 3) {
+    return kNotSupported;  // the link is down
+  }
+  const bool logging = index_of(device) == 0 && link == 2 && counter == 0;
+  *value = logging ? (replays += 3) : 0;
   return kSuccess;
 }
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {

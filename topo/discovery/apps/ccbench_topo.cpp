@@ -57,9 +57,10 @@ int run(int argc, char** argv) {
   bool links = false;
   std::string sysfs_root = "/sys";
   app.add_flag("--links", links,
-               "the trained state of every RDMA port and every NIC's and NVIDIA GPU's PCIe link against its "
-               "capability (exit 1 when one trained low)");
-  app.add_option("--sysfs-root", sysfs_root, "read sysfs here (--links), e.g. a copy of another host's")
+               "the trained state of every RDMA port, every NIC's and NVIDIA GPU's PCIe link and every GPU's "
+               "NVLinks against their capability (exit 1 when one trained low)");
+  app.add_option("--sysfs-root", sysfs_root,
+                 "read sysfs here (--links), e.g. a copy of another host's (NVLinks are then not asked of NVML)")
       ->capture_default_str();
   app.set_version_flag("--version", std::string{ccbench::version_string()});
   try {
@@ -75,7 +76,9 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   if (links) {
-    return print_links(ccbench::topo::read_links({sysfs_root, "/proc", false}), as_json);
+    // NVML answers for this host only: not beside another host's sysfs.
+    const std::string nvml = sysfs_root == "/sys" ? "libnvidia-ml.so.1" : "";
+    return print_links(ccbench::topo::read_links({sysfs_root, "/proc", false, nvml}), as_json);
   }
   ccbench::topo::DiscoveryInputs inputs;
   if (!hwloc_xml.empty()) {

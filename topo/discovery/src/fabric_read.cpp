@@ -1,6 +1,7 @@
 #include "ccbench/topo/fabric_read.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <sstream>
 
+#include "ccbench/topo/discover.hpp"
 #include "sysfs.hpp"
 
 namespace ccbench::topo {
@@ -248,6 +250,11 @@ CounterSnapshot read_counters(const FabricRoots& roots) {
   if (snmp.empty()) {
     out.problems.push_back(fmt::format("{}: not read: no TCP counters", (roots.proc / "net/snmp").string()));
   }
+  if (!roots.nvml_library.empty()) {
+    for (auto& r : query_nvlink_errors(roots.nvml_library)) {
+      out.readings.push_back(std::move(r));
+    }
+  }
   return out;
 }
 
@@ -393,6 +400,45 @@ std::vector<LinkState> read_links(const FabricRoots& roots) {
         out.push_back(std::move(*l));
       }
     }
+  }
+  if (!roots.nvml_library.empty()) {
+    for (auto& l : nvlink_states(query_nvml(roots.nvml_library).gpus)) {
+      out.push_back(std::move(l));
+    }
+  }
+  return out;
+}
+
+std::vector<LinkState> nvlink_states(const std::vector<Gpu>& gpus) {
+  const auto active = [](const Gpu& g) {
+    return static_cast<std::size_t>(
+        std::count_if(g.nvlinks.begin(), g.nvlinks.end(), [](const NvLink& l) { return l.active; }));
+  };
+  std::map<std::string, std::size_t> best;  // by GPU name: the most links active
+  for (const auto& g : gpus) {
+    best[g.name] = std::max(best[g.name], active(g));
+  }
+  std::vector<LinkState> out;
+  for (const auto& g : gpus) {
+    if (g.nvlinks.empty()) {
+      continue;  // no NVLink (PCIe boards without a bridge)
+    }
+    LinkState l;
+    l.kind = "nvlink";
+    l.device = fmt::format("GPU{} {} NVLinks", g.index, g.bus_id);
+    l.role = "gpu";
+    l.model = g.name;
+    l.current = fmt::format("{} of {} active", active(g), g.nvlinks.size());
+    l.capable = fmt::format("{} active", best[g.name]);
+    l.below = active(g) < best[g.name];
+    std::vector<std::string> down;
+    for (const auto& link : g.nvlinks) {
+      if (!link.active) {
+        down.push_back(std::to_string(link.index));
+      }
+    }
+    l.state = down.empty() ? "all active" : fmt::format("down: {}", fmt::join(down, ", "));
+    out.push_back(std::move(l));
   }
   return out;
 }

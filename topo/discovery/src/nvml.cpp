@@ -54,6 +54,7 @@ using UintFn = NvmlReturn (*)(NvmlDevice, unsigned int*);
 using LinkUintFn = NvmlReturn (*)(NvmlDevice, unsigned int, unsigned int*);
 using LinkPciFn = NvmlReturn (*)(NvmlDevice, unsigned int, NvmlPciInfo*);
 using DriverVersionFn = NvmlReturn (*)(char*, unsigned int);
+using LinkCounterFn = NvmlReturn (*)(NvmlDevice, unsigned int, unsigned int, unsigned long long*);
 
 struct DlClose {
   void operator()(void* handle) const { ::dlclose(handle); }
@@ -79,6 +80,7 @@ struct NvmlApi {
   LinkPciFn nvlink_remote_pci = nullptr;
   LinkUintFn nvlink_remote_type = nullptr;
   DriverVersionFn driver_version = nullptr;
+  LinkCounterFn nvlink_error_counter = nullptr;
 
   /// The entry points without which there is nothing to report.
   [[nodiscard]] bool usable() const {
@@ -111,6 +113,7 @@ class NvmlLibrary {
     load(m_api.nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     load(m_api.nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
     load(m_api.driver_version, "nvmlSystemGetDriverVersion");
+    load(m_api.nvlink_error_counter, "nvmlDeviceGetNvLinkErrorCounter");
   }
   [[nodiscard]] const NvmlApi& api() const { return m_api; }
 
@@ -281,6 +284,38 @@ GpuInventory query_devices(const NvmlApi& nvml) {
   return inventory;
 }
 
+// nvmlNvLinkErrorCounter_t: NVML_NVLINK_ERROR_DL_REPLAY (0), _RECOVERY (1), _CRC_FLIT (2), _CRC_DATA (3).
+constexpr std::array<const char*, 4> kNvLinkErrorCounters{"replay", "recovery", "crc_flit", "crc_data"};
+
+std::vector<CounterReading> query_link_errors(const NvmlApi& nvml) {
+  std::vector<CounterReading> out;
+  const NvmlSession session{nvml};
+  unsigned int count = 0;
+  if (nvml.nvlink_error_counter == nullptr || nvml.nvlink_state == nullptr || session.status() != kNvmlSuccess ||
+      nvml.count(&count) != kNvmlSuccess) {
+    return out;
+  }
+  for (unsigned int i = 0; i < count; ++i) {
+    NvmlDevice device = nullptr;
+    if (nvml.handle_by_index(i, &device) != kNvmlSuccess) {
+      continue;
+    }
+    for (unsigned int link = 0; link < kMaxNvLinks; ++link) {
+      unsigned int state = 0;
+      if (nvml.nvlink_state(device, link, &state) != kNvmlSuccess || state != kFeatureEnabled) {
+        continue;
+      }
+      for (unsigned int c = 0; c < kNvLinkErrorCounters.size(); ++c) {
+        unsigned long long value = 0;
+        if (nvml.nvlink_error_counter(device, link, c, &value) == kNvmlSuccess) {
+          out.push_back({"nvlink", fmt::format("GPU{} NVLink {}", i, link), 0, kNvLinkErrorCounters.at(c), value});
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 GpuInventory query_nvml(const std::string& library) {
@@ -294,6 +329,15 @@ GpuInventory query_nvml(const std::string& library) {
     return {{}, fmt::format("no GPU found: {} lacks nvmlInit_v2 or nvmlDeviceGetCount_v2 (driver too old)", library)};
   }
   return query_devices(nvml);
+}
+
+std::vector<CounterReading> query_nvlink_errors(const std::string& library) {
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    return {};
+  }
+  const NvmlLibrary library_handle{handle};
+  return library_handle.api().usable() ? query_link_errors(library_handle.api()) : std::vector<CounterReading>{};
 }
 
 }  // namespace ccbench::topo

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ccbench/fabric.hpp"
 #include "ccbench/topo/topology.hpp"
 #include "ccbench/version.hpp"
 
@@ -55,6 +56,11 @@ HostTopology discover_host(const DiscoveryInputs& inputs);
 /// an absent library gives no GPUs and
 /// "no GPU found: libnvidia-ml.so.1 not available (no NVIDIA driver)".
 GpuInventory query_nvml(const std::string& library = "libnvidia-ml.so.1");
+
+/// NVML's NVLink error counters of every active link of every GPU (nvmlDeviceGetNvLinkErrorCounter: replay,
+/// recovery, crc_flit, crc_data), as readings of source "nvlink", device "GPU<i> NVLink <l>". Empty without a
+/// driver, or where the driver does not answer for a link (Blackwell's NVML answers through field values only).
+std::vector<CounterReading> query_nvlink_errors(const std::string& library = "libnvidia-ml.so.1");
 
 /// True when the library was built with hwloc (CCBENCH_HAVE_HWLOC).
 bool hwloc_available();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ccbench/fabric.hpp"
+#include "ccbench/topo/topology.hpp"
 
 namespace ccbench::topo {
 
@@ -18,22 +19,30 @@ struct FabricRoots {
   std::filesystem::path sys = "/sys";
   std::filesystem::path proc = "/proc";
   bool ethtool = true;  // ask the kernel's ethtool interface (the live host only)
+  // NVML (dlopen'ed) for NVLink's state and error counters; empty: none (trees captured from other hosts)
+  std::string nvml_library = "libnvidia-ml.so.1";
 };
 
 /// Every counter this host (its network namespace) shows: RDMA ports' counters/ and hw_counters/, network
-/// devices' statistics/ and carrier_changes, TCP's (/proc/net/snmp Tcp, /proc/net/netstat TcpExt), and each
-/// network device's ethtool statistics. What cannot be read is a problem line, never an exception.
+/// devices' statistics/ and carrier_changes, TCP's (/proc/net/snmp Tcp, /proc/net/netstat TcpExt), each
+/// network device's ethtool statistics, and NVLink's error counters where NVML answers. What cannot be read is
+/// a problem line, never an exception.
 CounterSnapshot read_counters(const FabricRoots& roots = {});
 
 /// The links of this host and their trained state: each RDMA port's rate and state (its capability: the
 /// best rate of the ports of the same HCA model and link layer here), firmware, and the PCIe links of its
-/// NICs and NVIDIA GPUs (current against max speed and width, AER totals). A GPU lowers its link speed when
-/// idle, so only its width is judged.
+/// NICs and NVIDIA GPUs (current against max speed and width, AER totals), and each GPU's NVLinks where NVML
+/// answers (its active links against the most any GPU of its name has active here). A GPU lowers its link
+/// speed when idle, so only its PCIe width is judged.
 std::vector<LinkState> read_links(const FabricRoots& roots = {});
 
 /// The PCIe link of one PCI device directory (current against max speed and width, AER totals); unset where the
 /// device has no link files (not PCIe). `role` "gpu": only the width is judged (GPUs lower their speed when idle).
 std::optional<LinkState> read_pcie_link(const std::filesystem::path& pci_dir, const std::string& role);
+
+/// Each GPU's NVLinks as one link state (kind "nvlink", "17 of 18 active"): its active links against the most that a
+/// GPU of the same name has active on this host (an 8-GPU NVSwitch board: 18 each on H100), the inactive ones named.
+std::vector<LinkState> nvlink_states(const std::vector<Gpu>& gpus);
 
 /// `ethtool -S DEV`'s text ("NIC statistics:" then "     name: value" lines), for captured output.
 std::vector<std::pair<std::string, std::uint64_t>> parse_ethtool_text(std::string_view text);
