@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/fabric.hpp"
 #include "ccbench/report/rows.hpp"
 #include "ccbench/report/text.hpp"
 #include "fleet_html.hpp"
@@ -189,6 +190,20 @@ std::string runs_table(const std::vector<LoadedRun>& runs, const std::vector<std
     out += runs_table_row(runs[i], names[i]);
   }
   return out + "</tbody>\n</table>\n";
+}
+
+/// The fabric's evidence of each run (result schema 1.8.0): error counters that moved, links trained low.
+std::string fabric_section(const std::vector<LoadedRun>& runs, const std::vector<std::string>& names) {
+  std::string items;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& finding : fabric_findings(runs[i].doc.fabric)) {
+      items += fmt::format("<li><b>{}</b>: {}</li>\n", esc(names[i]), esc(printable(finding)));
+    }
+  }
+  return items.empty() ? std::string{}
+                       : "<h2>Fabric</h2>\n<p class=\"note\">Counters read on each host before the first case and "
+                         "after the last; links against their capability.</p>\n<ul class=\"fabric\">\n" +
+                             items + "</ul>\n";
 }
 
 // ---- plots ----
@@ -471,6 +486,7 @@ std::string render_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o
       "Times are per op, the slowest rank's, median (p50) and p95 over the samples.</p>\n",
       runs.size());
   out += runs_table(runs, names);
+  out += fabric_section(runs, names);
   out += detail::fleet_section(runs);
   std::size_t fleet_cases = 0;
   const std::vector<LoadedRun> shown = without_a_large_fleet(runs, fleet_cases);

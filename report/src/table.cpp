@@ -304,8 +304,23 @@ std::string JsonRenderer::render(const TableModel& tables) const {
       rows.push_back(flat_row(*s.run, *r));
     }
   }
-  const nlohmann::ordered_json doc = {
-      {"schema", "ccbench.report.table"}, {"schema_version", "1.0.0"}, {"groups", groups}, {"rows", rows}};
+  nlohmann::ordered_json doc = {
+      {"schema", "ccbench.report.table"}, {"schema_version", "1.1.0"}, {"groups", groups}, {"rows", rows}};
+  // 1.1.0: each run's fabric findings (result schema 1.8.0), where it has any
+  nlohmann::ordered_json fabric = nlohmann::ordered_json::array();
+  const LoadedRun* last = nullptr;
+  for (const auto& s : tables.sections) {
+    if (s.run == last) {
+      continue;
+    }
+    last = s.run;
+    if (auto findings = fabric_findings(s.run->doc.fabric); !findings.empty()) {
+      fabric.push_back({{"run", s.run->name()}, {"file", s.run->path}, {"findings", findings}});
+    }
+  }
+  if (!fabric.empty()) {
+    doc["fabric"] = std::move(fabric);
+  }
   return doc.dump(2) + "\n";
 }
 

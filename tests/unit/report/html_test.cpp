@@ -80,6 +80,18 @@ TEST(HtmlPage, HostileNamesAreEscapedEverywhere) {
   EXPECT_NE(svgs(page).front().find(label + " · out-of-place</text>"), std::string::npos);
 }
 
+// The fabric's findings of a run that has them (tests/data/fabric: the rdma tier guest's ib_write_bw_bench), in a
+// section of their own; none for runs without.
+TEST(HtmlPage, FabricFindingsHaveTheirSection) {
+  const std::string page = render({"../../fabric/rxe-ib_write_bw.json"});
+  EXPECT_EQ(count(page, "<h2>Fabric</h2>"), 1U);
+  EXPECT_EQ(count(page,
+                  "<li><b>rxe-ib_write_bw</b>: ccbench-vm: error counters moved in 0.5 s: rxe0 port 1 "
+                  "completer_retry_err +6, rxe0 port 1 duplicate_request +176</li>"),
+            1U);
+  EXPECT_EQ(count(render({"allreduce-np4-a.json"}), "<h2>Fabric</h2>"), 0U);
+}
+
 TEST(HtmlPage, TitleIsEscaped) {
   HtmlOptions options;
   options.title = "</title><script>x</script> & co";

@@ -51,6 +51,26 @@ TEST(ReportTable, CsvAndJsonHoldEveryCase) {
   EXPECT_DOUBLE_EQ(g.at("max_busbw_GBps").get<double>(), best);
 }
 
+// A run with fabric evidence (the rdma tier guest's ib_write_bw_bench, tests/data/fabric): its findings in every
+// form of the table; a run without (schema 1.0.0) has none, and its JSON no "fabric" key.
+TEST(ReportTable, FabricFindingsInEveryForm) {
+  const auto rxe = (std::filesystem::path(CCBENCH_REPORT_DATA) / "../fabric/rxe-ib_write_bw.json").string();
+  const auto runs = read_result_files({rxe});
+  const std::string finding =
+      "ccbench-vm: error counters moved in 0.5 s: rxe0 port 1 completer_retry_err +6, rxe0 "
+      "port 1 duplicate_request +176";
+  EXPECT_EQ(count(render_tables(runs, Format::Terminal, false), "# fabric: " + finding + "\n"), 1U);
+  EXPECT_EQ(count(render_tables(runs, Format::Markdown, false), "- fabric: " + finding + "\n"), 1U);
+  const auto j = nlohmann::json::parse(render_tables(runs, Format::Json, false));
+  EXPECT_EQ(j.at("schema_version"), "1.1.0");
+  ASSERT_EQ(j.at("fabric").size(), 1U);
+  EXPECT_EQ(j.at("fabric")[0].at("run"), "rxe-ib_write_bw");
+  EXPECT_EQ(j.at("fabric")[0].at("findings"), nlohmann::json::array({finding}));
+  const auto old = read_result_files({(kRuns / "allreduce-np4-a.json").string()});
+  EXPECT_FALSE(nlohmann::json::parse(render_tables(old, Format::Json, false)).contains("fabric"));
+  EXPECT_EQ(count(render_tables(old, Format::Terminal, false), "fabric"), 0U);
+}
+
 TEST(ReportTable, NotOkCasesShowStatusAndReason) {
   const auto runs = read_result_files({(kRuns / "timed-out.json").string()});
   const auto text = render_tables(runs, Format::Terminal, true);
