@@ -37,13 +37,21 @@ INSTANTIATE_TEST_SUITE_P(
                       Expected{Collective::Broadcast, 4, 1.0, 4000}, Expected{Collective::Broadcast, 8, 1.0, 4000},
                       Expected{Collective::Reduce, 2, 1.0, 4000}, Expected{Collective::Reduce, 4, 1.0, 4000},
                       Expected{Collective::Reduce, 8, 1.0, 4000}, Expected{Collective::SendRecv, 2, 1.0, 4000},
-                      Expected{Collective::SendRecv, 4, 1.0, 4000}, Expected{Collective::SendRecv, 8, 1.0, 4000}));
+                      Expected{Collective::SendRecv, 4, 1.0, 4000}, Expected{Collective::SendRecv, 8, 1.0, 4000},
+                      // nccl-tests 2.19 src/gather.cu and src/scatter.cu (GatherGetBw, ScatterGetBw): algbw =
+                      // count x n x type size / time with count per rank, busbw = algbw x (n-1)/n. By hand: 1000
+                      // floats a rank on 4 ranks: the root's buffer 16,000 B, factor 3/4.
+                      Expected{Collective::Gather, 2, 0.5, 8000}, Expected{Collective::Gather, 4, 0.75, 16000},
+                      Expected{Collective::Gather, 8, 0.875, 32000}, Expected{Collective::Scatter, 2, 0.5, 8000},
+                      Expected{Collective::Scatter, 4, 0.75, 16000}, Expected{Collective::Scatter, 8, 0.875, 32000}));
 
 TEST(CollectiveTable, CountForBytesIsPerRankForGatherScatterAndAlltoall) {
   // nccl-tests: the size is the whole buffer; count is per rank (per peer for alltoall).
   EXPECT_EQ(count_for_bytes(info(Collective::AllGather), 4096, 4, 4), 256U);
   EXPECT_EQ(count_for_bytes(info(Collective::ReduceScatter), 4096, 4, 8), 128U);
   EXPECT_EQ(count_for_bytes(info(Collective::AllToAll), 4096, 4, 2), 512U);
+  EXPECT_EQ(count_for_bytes(info(Collective::Gather), 4096, 4, 4), 256U);  // nccl-tests: count/nranks
+  EXPECT_EQ(count_for_bytes(info(Collective::Scatter), 4096, 4, 8), 128U);
   EXPECT_EQ(count_for_bytes(info(Collective::AllReduce), 4096, 4, 8), 1024U);
   EXPECT_EQ(count_for_bytes(info(Collective::AllGather), 8, 4, 4), 0U);  // below one element per rank
 }
@@ -54,6 +62,10 @@ TEST(CollectiveTable, BufferSpans) {
   EXPECT_EQ(elements(info(Collective::ReduceScatter).send, 10, 4), 40U);
   EXPECT_EQ(elements(info(Collective::ReduceScatter).recv, 10, 4), 10U);
   EXPECT_EQ(elements(info(Collective::AllToAll).recv, 10, 4), 40U);
+  EXPECT_EQ(elements(info(Collective::Gather).send, 10, 4), 10U);  // each rank's block
+  EXPECT_EQ(elements(info(Collective::Gather).recv, 10, 4), 40U);  // the root's buffer
+  EXPECT_EQ(elements(info(Collective::Scatter).send, 10, 4), 40U);
+  EXPECT_EQ(elements(info(Collective::Scatter).recv, 10, 4), 10U);
 }
 
 TEST(CollectiveTable, NamesRoundTrip) {

@@ -48,7 +48,11 @@ std::vector<float> reference_output(const CaseSpec& spec, int n, int rank) {
         break;
       }
       case Collective::AllGather:
+      case Collective::Gather:  // (the root's; the others' output is not checked)
         out[i] = in[i / c][i % c];
+        break;
+      case Collective::Scatter:
+        out[i] = in[static_cast<std::size_t>(spec.root)][r * c + i];
         break;
       case Collective::AllToAll:
         out[i] = in[i / c][r * c + i % c];

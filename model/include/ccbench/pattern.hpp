@@ -21,7 +21,7 @@ pattern_math::Params pattern_params(const CaseSpec& spec, int nranks, int rank);
 /// Input element `index` of `rank` (a small integer).
 std::int64_t pattern_input(const CaseSpec& spec, int nranks, int rank, std::uint64_t index);
 
-/// Whether `rank` has an output to check (non-root ranks of reduce have none).
+/// Whether `rank` has an output to check (non-root ranks of reduce and gather have none).
 bool has_checked_output(const CaseSpec& spec, int rank);
 
 /// Writes the input pattern of `rank` into `data` (elements(info.send, count, n) of spec.dtype).

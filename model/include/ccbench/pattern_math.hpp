@@ -113,7 +113,10 @@ CCBENCH_HD inline std::int64_t expected(const Params& p, std::uint64_t index) {
     case Collective::ReduceScatter:
       return reduced(p, r * p.count + index);
     case Collective::AllGather:  // block q of the output is rank q's input
+    case Collective::Gather:     // (the root's output only)
       return input(p, static_cast<int>(index / p.count), index % p.count);
+    case Collective::Scatter:  // block r of the root's input
+      return input(p, p.root, r * p.count + index);
     case Collective::AllToAll:  // block q of the output is block r of rank q's input
       return input(p, static_cast<int>(index / p.count), r * p.count + index % p.count);
     case Collective::Broadcast:

@@ -168,15 +168,20 @@ class MpiBackend final : public Backend {
 
   void fill_pattern() override {
     std::byte* input = m_spec.in_place ? m_recv.data() : m_send.data();
-    if (m_spec.in_place && m_spec.collective == Collective::AllGather) {
-      input += static_cast<std::size_t>(m_rank) * m_spec.count * size_of(m_spec.dtype);
+    const bool own_block = m_spec.collective == Collective::AllGather || m_spec.collective == Collective::Gather;
+    if (m_spec.in_place && own_block) {
+      input += own_block_bytes();  // in place, a rank's input is its block of the gathered buffer
     }
     fill_input(m_spec, m_size, m_rank, input);
   }
 
   void enqueue() override;
   void wait() override {}
-  std::uint64_t count_wrong() override { return ccbench::count_wrong(m_spec, m_size, m_rank, m_recv.data()); }
+  std::uint64_t count_wrong() override {
+    // In place, a scattered block lands where it lies in the root's buffer (nccl-tests' layout).
+    const bool scattered_in_place = m_spec.in_place && m_spec.collective == Collective::Scatter;
+    return ccbench::count_wrong(m_spec, m_size, m_rank, m_recv.data() + (scattered_in_place ? own_block_bytes() : 0));
+  }
   Timer& timer() override { return m_timer; }
 
  private:
@@ -184,6 +189,11 @@ class MpiBackend final : public Backend {
   [[nodiscard]] const void* send_or_in_place() const {
     return m_spec.in_place ? MPI_IN_PLACE : static_cast<const void*>(m_send.data());
   }
+  [[nodiscard]] std::size_t own_block_bytes() const {
+    return static_cast<std::size_t>(m_rank) * m_spec.count * size_of(m_spec.dtype);
+  }
+  void gather();
+  void scatter();
 
   MPI_Comm m_comm;
   int m_rank;
@@ -230,6 +240,12 @@ void MpiBackend::enqueue() {
       mpi_check(MPI_Reduce(send, recv, m_count, m_type, mpi_op(m_spec.op), m_spec.root, m_comm), "MPI_Reduce");
       return;
     }
+    case Collective::Gather:
+      gather();
+      return;
+    case Collective::Scatter:
+      scatter();
+      return;
     case Collective::SendRecv:
       mpi_check(m_spec.in_place
                     ? MPI_Sendrecv_replace(recv, m_count, m_type, next, 0, prev, 0, m_comm, MPI_STATUS_IGNORE)
@@ -242,6 +258,26 @@ void MpiBackend::enqueue() {
     case Collective::Copy:
       break;  // supports() refuses them: the verbs backend's, copy_bench's
   }
+}
+
+// In place (nccl-tests' layout): every rank's input is its block of the one buffer; the root's already lies
+// where it belongs (MPI_IN_PLACE), the others send it from there.
+void MpiBackend::gather() {
+  std::byte* recv = m_recv.data();
+  const bool root = m_rank == m_spec.root;
+  const void* send = m_spec.in_place ? (root ? MPI_IN_PLACE : recv + own_block_bytes()) : m_send.data();
+  mpi_check(MPI_Gather(send, m_count, m_type, root ? recv : nullptr, m_count, m_type, m_spec.root, m_comm),
+            "MPI_Gather");
+}
+
+// In place: the root scatters from the one buffer, keeping its own block where it lies (MPI_IN_PLACE); the
+// others receive theirs at its place in that buffer.
+void MpiBackend::scatter() {
+  std::byte* recv = m_recv.data();
+  const bool root = m_rank == m_spec.root;
+  const void* send = root ? (m_spec.in_place ? recv : m_send.data()) : nullptr;
+  void* into = m_spec.in_place ? (root ? MPI_IN_PLACE : static_cast<void*>(recv + own_block_bytes())) : recv;
+  mpi_check(MPI_Scatter(send, m_count, m_type, into, m_count, m_type, m_spec.root, m_comm), "MPI_Scatter");
 }
 
 }  // namespace

@@ -123,6 +123,8 @@ Loaded load() {
   bind(handle, "ncclReduce", a.Reduce, missing);
   std::string optional;
   bind(handle, "ncclAlltoAll", a.AlltoAll, optional);                     // 2.28 and later
+  bind(handle, "ncclGather", a.Gather, optional);                         // 2.28 and later
+  bind(handle, "ncclScatter", a.Scatter, optional);                       // 2.28 and later
   a.file = library_file_of(reinterpret_cast<const void*>(a.GetVersion));  // NOLINT
   if (!missing.empty()) {
     l.error = fmt::format("the NCCL library {} has no {} (NCCL 2.14 or later is needed)", a.file, missing);

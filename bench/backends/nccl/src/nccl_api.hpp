@@ -9,7 +9,8 @@
 
 namespace ccbench::nccl_detail {
 
-/// The entry points this backend calls. AlltoAll is null where the library has none (before 2.28).
+/// The entry points this backend calls. AlltoAll, Gather and Scatter are null where the library has none
+/// (before 2.28).
 struct NcclApi {
   decltype(&::ncclGetVersion) GetVersion = nullptr;
   decltype(&::ncclGetUniqueId) GetUniqueId = nullptr;
@@ -31,6 +32,9 @@ struct NcclApi {
   decltype(&::ncclReduce) Reduce = nullptr;
   using AlltoAllFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
   AlltoAllFn AlltoAll = nullptr;
+  using RootedFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  RootedFn Gather = nullptr;  // 2.28 and later, as AlltoAll
+  RootedFn Scatter = nullptr;
   std::string file;  // the library loaded, links resolved
 };
 

@@ -56,6 +56,37 @@ ncclResult_t grouped_alltoall(const OpArgs& a) {
   });
 }
 
+// nccl-tests' gather before NCCL 2.28: every rank sends its block to the root, which receives block q from q.
+ncclResult_t grouped_gather(const OpArgs& a) {
+  const std::size_t block = a.count * a.type_size;
+  return grouped([&a, block] {
+    const ncclResult_t sent = nccl().Send(a.send, a.count, a.type, a.root, a.comm, a.stream);
+    for (int peer = 0; a.rank == a.root && peer < a.nranks && !failed(sent); ++peer) {
+      const ncclResult_t received =
+          nccl().Recv(a.recv + static_cast<std::size_t>(peer) * block, a.count, a.type, peer, a.comm, a.stream);
+      if (failed(received)) {
+        return received;
+      }
+    }
+    return sent;
+  });
+}
+
+// ... and scatter: the root sends block q to q, every rank receives its block from the root.
+ncclResult_t grouped_scatter(const OpArgs& a) {
+  const std::size_t block = a.count * a.type_size;
+  return grouped([&a, block] {
+    for (int peer = 0; a.rank == a.root && peer < a.nranks; ++peer) {
+      const ncclResult_t sent =
+          nccl().Send(a.send + static_cast<std::size_t>(peer) * block, a.count, a.type, peer, a.comm, a.stream);
+      if (failed(sent)) {
+        return sent;
+      }
+    }
+    return nccl().Recv(a.recv, a.count, a.type, a.root, a.comm, a.stream);
+  });
+}
+
 }  // namespace
 
 Footprint footprint(const CaseSpec& spec, int nranks) {
@@ -87,10 +118,12 @@ Layout layout(const CaseSpec& spec, int nranks, int rank, std::byte* send_alloc,
       l.recv = recv_alloc;
       return l;
     case Collective::AllGather:
+    case Collective::Gather:  // (ncclGather's in place: sendbuff == recvbuff + rank * count)
       l.send = recv_alloc + own_block;
       l.recv = recv_alloc;
       return l;
     case Collective::ReduceScatter:
+    case Collective::Scatter:  // (ncclScatter's in place: recvbuff == sendbuff + rank * count)
       l.send = recv_alloc;
       l.recv = recv_alloc + own_block;
       return l;
@@ -119,6 +152,14 @@ ncclResult_t launch(const OpArgs& a) {
     case Collective::AllToAll:
       return a.native_alltoall ? native_alltoall(a.send, a.recv, a.count, a.type, a.comm, a.stream)
                                : grouped_alltoall(a);
+    case Collective::Gather:
+      return a.native_alltoall && nccl().Gather != nullptr
+                 ? nccl().Gather(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream)
+                 : grouped_gather(a);
+    case Collective::Scatter:
+      return a.native_alltoall && nccl().Scatter != nullptr
+                 ? nccl().Scatter(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream)
+                 : grouped_scatter(a);
     case Collective::SendRecv:
       return ring_sendrecv(a);
     case Collective::IbWriteBw:

@@ -41,7 +41,7 @@ struct OpArgs {
   int root = 0;
   int rank = 0;
   int nranks = 1;
-  bool native_alltoall = false;  // ncclAlltoAll, else grouped ncclSend/ncclRecv
+  bool native_alltoall = false;  // ncclAlltoAll, ncclGather, ncclScatter (2.28), else grouped ncclSend/ncclRecv
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
 };
