@@ -59,4 +59,15 @@ double record_delay_s() {
   return value.empty() ? 0.0 : std::strtod(value.c_str(), nullptr);
 }
 
+double late_s(int rank) {
+  const std::string_view text = variable("CCBENCH_DEBUG_LATE");
+  const auto colon = text.find(':');
+  int who = -1;
+  if (colon == std::string_view::npos || std::from_chars(text.data(), text.data() + colon, who).ec != std::errc{} ||
+      who != rank) {
+    return 0.0;
+  }
+  return std::strtod(std::string(text.substr(colon + 1)).c_str(), nullptr) * 1e-6;
+}
+
 }  // namespace ccbench::debug

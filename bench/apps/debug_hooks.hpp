@@ -26,4 +26,9 @@ int gpus_claimed();
 /// longer than a rank that gives up waits for it (0 without the hook).
 double record_delay_s();
 
+/// CCBENCH_DEBUG_LATE=RANK:US: world rank RANK waits US microseconds after each sample's barrier before its
+/// timer starts, every sample: a rank late to every op, as a CPU-starved process is, so that the others wait
+/// for it inside their timed op (0 without the hook, and on every other rank).
+double late_s(int rank);
+
 }  // namespace ccbench::debug

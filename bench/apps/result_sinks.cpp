@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ccbench/output_file.hpp"
+#include "ccbench/rank_times.hpp"
 #include "ccbench/result_json.hpp"
 
 namespace ccbench {
@@ -60,6 +61,9 @@ class TableSink final : public ResultSink {
     m_printer.footer(doc.results, m_result_path == "-" ? std::string{} : m_result_path);
     for (const auto& finding : fabric_findings(doc.fabric)) {  // the fabric's own evidence of a slow result
       fmt::print(m_out, "# fabric: {}\n", finding);
+    }
+    for (const auto& finding : straggler_findings(doc)) {  // --per-rank: the rank the others waited for
+      fmt::print(m_out, "# {}\n", finding);
     }
     std::fflush(m_out);
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
@@ -169,6 +170,9 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
       const Measurement m = runner.measure(r.spec);
       m_guard.idle("between ops");
       summarize_into(r, m, m_in.config.keep_samples);
+      if (!m.per_rank_s.empty()) {
+        r.per_rank = summarize_ranks(m.per_rank_s, r.group_ranks);
+      }
     }
   }
   r.rdma = m_member.backend->rdma_info();
@@ -219,6 +223,9 @@ bool Session::sweep() {
   std::optional<Runner> runner;
   if (m_member.backend != nullptr) {
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
+    if (const double late = debug::late_s(m_world.rank()); late > 0) {  // a test hook (CCBENCH_DEBUG_LATE)
+      runner->before_sample([late] { std::this_thread::sleep_for(std::chrono::duration<double>(late)); });
+    }
   }
   bool failed = false;
   for (const std::uint64_t size : m_in.plan.sizes) {

@@ -208,6 +208,25 @@ nlohmann::json case_to_json(const CaseResult& r) {
     j["rdma"] = rdma_to_json(*r.rdma);
     j["bw_peak_GBps"] = optional_json(r.bw_peak_GBps);
   }
+  if (!r.per_rank.empty()) {  // 1.9.0, --per-rank only
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& t : r.per_rank) {
+      nlohmann::json samples = nlohmann::json::array();
+      for (const double x : t.samples_s) {
+        samples.push_back(x * kUs);
+      }
+      ranks.push_back({{"rank", t.rank},
+                       {"p50_us", t.p50_s * kUs},
+                       {"mean_us", t.mean_s * kUs},
+                       {"min_us", t.min_s * kUs},
+                       {"max_us", t.max_s * kUs},
+                       {"cv", t.cv},
+                       {"last", t.last},
+                       {"slowest", t.slowest},
+                       {"samples_us", samples}});
+    }
+    j["per_rank"] = ranks;
+  }
   if (!r.variant.empty()) {  // 1.5.0, --nccl-variants only
     j["variant"] = r.variant;
   }
@@ -275,6 +294,21 @@ CaseResult case_from_json(const nlohmann::json& j) {
     r.bw_peak_GBps = optional_from<double>(j.value("bw_peak_GBps", nlohmann::json(nullptr)));
   }
   r.variant = j.value("variant", std::string{});
+  for (const auto& t : j.value("per_rank", nlohmann::json::array())) {  // 1.9.0
+    RankTimes rt;
+    rt.rank = t.at("rank").get<int>();
+    rt.p50_s = t.at("p50_us").get<double>() / kUs;
+    rt.mean_s = t.at("mean_us").get<double>() / kUs;
+    rt.min_s = t.at("min_us").get<double>() / kUs;
+    rt.max_s = t.at("max_us").get<double>() / kUs;
+    rt.cv = t.at("cv").get<double>();
+    rt.last = t.at("last").get<std::uint64_t>();
+    rt.slowest = t.at("slowest").get<std::uint64_t>();
+    for (const auto& x : t.at("samples_us")) {
+      rt.samples_s.push_back(x.get<double>() / kUs);
+    }
+    r.per_rank.push_back(std::move(rt));
+  }
   return r;
 }
 

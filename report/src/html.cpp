@@ -192,18 +192,32 @@ std::string runs_table(const std::vector<LoadedRun>& runs, const std::vector<std
   return out + "</tbody>\n</table>\n";
 }
 
-/// The fabric's evidence of each run (result schema 1.8.0): error counters that moved, links trained low.
-std::string fabric_section(const std::vector<LoadedRun>& runs, const std::vector<std::string>& names) {
+/// What each run says beyond its bandwidth: the straggler verdicts of --per-rank runs (schema 1.9.0), and the
+/// fabric's evidence (1.8.0): error counters that moved, links trained low.
+std::string evidence_sections(const std::vector<LoadedRun>& runs, const std::vector<std::string>& names) {
   std::string items;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (const auto& finding : fabric_findings(runs[i].doc.fabric)) {
       items += fmt::format("<li><b>{}</b>: {}</li>\n", esc(names[i]), esc(printable(finding)));
     }
   }
-  return items.empty() ? std::string{}
-                       : "<h2>Fabric</h2>\n<p class=\"note\">Counters read on each host before the first case and "
-                         "after the last; links against their capability.</p>\n<ul class=\"fabric\">\n" +
-                             items + "</ul>\n";
+  std::string ranks;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& finding : straggler_findings(runs[i].doc)) {
+      ranks += fmt::format("<li><b>{}</b>: {}</li>\n", esc(names[i]), esc(printable(finding)));
+    }
+  }
+  if (!ranks.empty()) {
+    ranks =
+        "<h2>Per-rank times</h2>\n<p class=\"note\">--per-rank: the rank the others wait for has the shortest "
+        "time of a sample (it arrives last); named when it does so in most samples.</p>\n<ul class=\"ranks\">\n" +
+        ranks + "</ul>\n";
+  }
+  return ranks + (items.empty()
+                      ? std::string{}
+                      : "<h2>Fabric</h2>\n<p class=\"note\">Counters read on each host before the first case and "
+                        "after the last; links against their capability.</p>\n<ul class=\"fabric\">\n" +
+                            items + "</ul>\n");
 }
 
 // ---- plots ----
@@ -486,7 +500,7 @@ std::string render_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o
       "Times are per op, the slowest rank's, median (p50) and p95 over the samples.</p>\n",
       runs.size());
   out += runs_table(runs, names);
-  out += fabric_section(runs, names);
+  out += evidence_sections(runs, names);
   out += detail::fleet_section(runs);
   std::size_t fleet_cases = 0;
   const std::vector<LoadedRun> shown = without_a_large_fleet(runs, fleet_cases);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+
 #include <tuple>
 #include <utility>
+#include "ccbench/rank_times.hpp"
 
 #include "ccbench/collective.hpp"
 #include "ccbench/report/rows.hpp"
@@ -199,6 +201,9 @@ std::string render_text(const std::vector<TableSection>& sections, bool markdown
       for (const auto& finding : fabric_findings(s.run->doc.fabric)) {
         out += bullet + md("fabric: " + printable(finding)) + "\n";
       }
+      for (const auto& finding : straggler_findings(s.run->doc)) {  // --per-rank
+        out += bullet + md(printable(finding)) + "\n";
+      }
     }
     out += "\n";
   }
@@ -308,6 +313,7 @@ std::string JsonRenderer::render(const TableModel& tables) const {
       {"schema", "ccbench.report.table"}, {"schema_version", "1.1.0"}, {"groups", groups}, {"rows", rows}};
   // 1.1.0: each run's fabric findings (result schema 1.8.0), where it has any
   nlohmann::ordered_json fabric = nlohmann::ordered_json::array();
+  nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
   const LoadedRun* last = nullptr;
   for (const auto& s : tables.sections) {
     if (s.run == last) {
@@ -317,9 +323,15 @@ std::string JsonRenderer::render(const TableModel& tables) const {
     if (auto findings = fabric_findings(s.run->doc.fabric); !findings.empty()) {
       fabric.push_back({{"run", s.run->name()}, {"file", s.run->path}, {"findings", findings}});
     }
+    if (auto findings = straggler_findings(s.run->doc); !findings.empty()) {
+      per_rank.push_back({{"run", s.run->name()}, {"file", s.run->path}, {"findings", findings}});
+    }
   }
   if (!fabric.empty()) {
     doc["fabric"] = std::move(fabric);
+  }
+  if (!per_rank.empty()) {  // 1.1.0: --per-rank runs' straggler verdicts
+    doc["per_rank"] = std::move(per_rank);
   }
   return doc.dump(2) + "\n";
 }

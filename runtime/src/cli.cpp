@@ -127,6 +127,9 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
   app.add_option("--out", c.out_path, "result JSON path; - for stdout (default results/<bench>-<host>-<UTC>.json)");
   app.add_option("--label", c.label, "a label stored in the result (e.g. before-upgrade)");
   app.add_flag("--samples", c.keep_samples, "keep every sample in the JSON");
+  app.add_flag("--per-rank", c.per_rank,
+               "keep each rank's own time of every sample (not only the slowest rank's) and name a rank the others "
+               "wait for (nccl-tests' -I 1 and its --straggler analysis)");
   app.add_option("--peak-GBps", raw.peak, "peak bus bandwidth to set results against");
   app.add_flag("--check-args", c.check_args_only,
                "check the options and exit: 0, or 2 with the one line a run would print (no MPI, no GPU; what "

@@ -1,9 +1,14 @@
 #include "ccbench/runner.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,6 +48,7 @@ SamplingPolicy sampling_policy(const RunConfig& config) {
   p.max_samples = config.max_samples;
   p.check = config.check;
   p.keep_samples = config.keep_samples;
+  p.per_rank = config.per_rank;
   return p;
 }
 
@@ -180,6 +186,9 @@ double Runner::timed_batch(std::uint64_t ops) {
 
 double Runner::take_enqueued(std::uint64_t ops) {
   m_group.barrier();
+  if (m_before_sample) {
+    m_before_sample();
+  }
   Timer& timer = m_backend.timer();
   timer.start();
   for (std::uint64_t i = 0; i < ops; ++i) {
@@ -192,6 +201,9 @@ double Runner::take_sample(std::uint64_t ops) {
   double per_op = 0.0;
   if (m_policy.timing == TimingMode::Graph) {
     m_group.barrier();
+    if (m_before_sample) {
+      m_before_sample();
+    }
     Timer& timer = m_backend.timer();
     timer.start();
     m_backend.launch_graph();  // `ops` ops, captured
@@ -201,6 +213,25 @@ double Runner::take_sample(std::uint64_t ops) {
   }
   progress();
   return per_op;
+}
+
+// Every rank's own samples of this chunk, appended to `by_rank` (group rank order) on every rank: the times
+// cross as text, once per chunk, between the samples' timing windows.
+void Runner::gather_per_rank(const std::vector<double>& chunk, std::vector<std::vector<double>>& by_rank) {
+  std::string mine;
+  for (const double s : chunk) {
+    mine += fmt::format("{:a} ", s);  // hexadecimal: exact
+  }
+  const auto all = m_group.all_gather(mine);
+  by_rank.resize(all.size());
+  for (std::size_t g = 0; g < all.size(); ++g) {
+    std::istringstream in(all[g]);
+    std::string word;
+    while (in >> word) {
+      by_rank[g].push_back(std::strtod(word.c_str(), nullptr));
+    }
+  }
+  progress();
 }
 
 // Samples to take before the next (collective) stop decision: about half as many as we have,
@@ -241,6 +272,9 @@ Measurement Runner::measure(const CaseSpec& spec) {
       for (double& sample : chunk) {
         sample = take_sample(m.ops_per_sample);
       }
+    }
+    if (m_policy.per_rank && !streamed()) {  // (a stream's receiving side times nothing: RDMA has no per-rank view)
+      gather_per_rank(chunk, m.per_rank_s);
     }
     chunk.push_back(seconds_since(start));  // reduced with the samples: one collective per chunk
     m_group.max_all(chunk);

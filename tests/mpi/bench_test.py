@@ -7,6 +7,7 @@
   bench_test.py ... sigstop --at setup|sweep
   bench_test.py ... job-end --order writer-first|other-first|writer-slow|fatal-other|fatal-writer|killed-other
   bench_test.py ... stdout-json
+  bench_test.py ... straggler           (--per-rank: a rank made late is named; bench_test_straggler.py)
   bench_test.py ... bind                (--bind auto / none: what each rank got, read back, in the JSON)
   bench_test.py ... gpu-nccl            (exit 77 = skipped when no GPU is visible)
 
@@ -29,6 +30,7 @@ sys.path.insert(0, str(HERE.parent / "tools"))
 import validate_result  # noqa: E402
 from bench_test_job_end import ORDERS, job_end  # noqa: E402
 from bench_test_signals import sigkill, sigstop  # noqa: E402
+from bench_test_straggler import straggler  # noqa: E402
 
 SKIP = 77
 # The flags of the "Must show" run, with a shorter per-size budget so 14 runs fit CI.
@@ -413,11 +415,13 @@ def main():
     ad.add_argument("--fake-libcuda-dir", required=True)
     sub.add_parser("bind")
     sub.add_parser("rdma-no-device")
+    sub.add_parser("straggler")
     args = parser.parse_args()
     env = Env(args)
     handler = {"sweep": sweep, "bad-input": bad_input, "sigkill": sigkill, "sigstop": sigstop, "job-end": job_end,
                "stdout-json": stdout_json, "split": split, "gpu-nccl": gpu_nccl, "cuda-cannot-start": cuda_cannot_start,
-               "auto-disagree": auto_disagree, "bind": bind, "rdma-no-device": rdma_no_device}[args.what]
+               "auto-disagree": auto_disagree, "bind": bind, "rdma-no-device": rdma_no_device,
+               "straggler": straggler}[args.what]
     return handler(env, args) or 0
 
 

@@ -106,6 +106,7 @@ ResultDocument sample_document() {
   ring.backend = "nccl";
   ring.spec.dtype = DType::Float8e4m3;
   ring.variant = "ring";
+  ring.per_rank = summarize_ranks({{1.5e-6, 2e-6, 4e-6}, {3e-6, 1e-6, 2.5e-6}}, {0, 1});  // 1.9.0: --per-rank
   doc.results.push_back(ring);
   return doc;
 }
@@ -114,7 +115,7 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.8.0");
+  EXPECT_EQ(j.at("schema_version"), "1.9.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
   EXPECT_FALSE(j.at("results").at(0).contains("variant"));  // only --nccl-variants rows carry one

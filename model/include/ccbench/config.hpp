@@ -69,6 +69,7 @@ struct RunConfig {
   std::string out_path;  // empty: results/<bench>-<host>-<UTC>.json; "-": stdout
   std::string label;
   bool keep_samples = false;
+  bool per_rank = false;         // --per-rank: keep each rank's own per-sample times (the straggler view)
   bool check_args_only = false;  // --check-args: the options are checked (as by any run) and nothing runs
   std::optional<double> peak_GBps;
   bool nccl_variants = false;  // --nccl-variants: the sweep as configured, then again with NCCL_ALGO=Ring

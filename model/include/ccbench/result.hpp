@@ -11,6 +11,7 @@
 #include "ccbench/config.hpp"
 #include "ccbench/fabric.hpp"
 #include "ccbench/host_info.hpp"
+#include "ccbench/rank_times.hpp"
 #include "ccbench/rdma_info.hpp"
 #include "ccbench/statistics.hpp"
 
@@ -21,8 +22,8 @@ inline constexpr std::string_view kSchemaName = "ccbench.result";
 // 1.3: ib_write_bw / ib_write_lat (backend verbs, rdma, bw_peak_GBps), time.p999_us;
 // 1.4: copy_bench (op copy, backend cuda, group copy), timing graph; 1.5: --nccl-variants;
 // 1.6: a null median CI below 6 samples, rdma.run_bw_GBps, stop_reason noise_floor;
-// 1.7: group kind hosts (--hosts-per-group); 1.8: fabric (each host's counters and links)
-inline constexpr std::string_view kSchemaVersion = "1.8.0";
+// 1.7: group kind hosts (--hosts-per-group); 1.8: fabric (each host's counters and links); 1.9: per_rank
+inline constexpr std::string_view kSchemaVersion = "1.9.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 /// NoiseFloor: the median's interval would not reach the target within the time budget.
@@ -63,6 +64,7 @@ struct CaseResult {
   std::optional<RdmaInfo> rdma;        // ib_write_*: the pair and its settings (schema 1.3)
   std::optional<double> bw_peak_GBps;  // ib_write_bw: S over the fastest sample, perftest's "BW peak"
   std::string variant;                 // --nccl-variants: "configured" or "ring"; empty otherwise (schema 1.5)
+  std::vector<RankTimes> per_rank;     // --per-rank: each rank's own times, in group rank order (schema 1.9)
 };
 
 struct RunInfo {

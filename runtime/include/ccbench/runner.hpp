@@ -2,6 +2,7 @@
 // The runner: warm-up, batch calibration, sampling and stopping for one case. It owns all
 // timing decisions; the backend only enqueues ops and times them with its clock.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct SamplingPolicy {
   std::uint64_t max_samples = 100000;
   bool check = false;
   bool keep_samples = false;
+  bool per_rank = false;  // keep every rank's own samples too (gathered once per chunk, outside the timing)
 
   static constexpr double kTargetSampleS = 2.5e-4;
   /// The calibration batch grows until it lasts this long: a per-op time from a handful of ops
@@ -67,6 +69,7 @@ std::uint64_t batch_ops_for(double per_op_s);
 struct Measurement {
   std::optional<std::uint64_t> wrong_elements;  // summed across ranks; unset when not checked
   std::vector<double> samples_s;                // per op; MAX across ranks of each sample
+  std::vector<std::vector<double>> per_rank_s;  // per_rank: each group rank's own, per op, in sample order
   std::uint64_t ops_per_sample = 1;
   StopReason stop_reason = StopReason::FixedIters;
   double elapsed_s = 0.0;
@@ -78,6 +81,8 @@ class Runner {
   Runner(Group& group, Backend& backend, SamplingPolicy policy, Watchdog* watchdog = nullptr);
   /// Runs one case (the backend must support it). Collective: every rank calls it.
   Measurement measure(const CaseSpec& spec);
+  /// Called on this rank after each sample's barrier, before its timer starts (a test hook: a rank made late).
+  void before_sample(std::function<void()> hook) { m_before_sample = std::move(hook); }
 
  private:
   std::uint64_t verify();
@@ -88,6 +93,7 @@ class Runner {
   double timed_batch(std::uint64_t ops);    // per op, MAX across ranks
   double take_enqueued(std::uint64_t ops);  // per op, this rank
   double take_sample(std::uint64_t ops);
+  void gather_per_rank(const std::vector<double>& chunk, std::vector<std::vector<double>>& by_rank);
   [[nodiscard]] std::uint64_t next_chunk(std::uint64_t have, double elapsed_s) const;
   void progress() noexcept;
 
@@ -95,6 +101,7 @@ class Runner {
   Backend& m_backend;
   SamplingPolicy m_policy;
   Watchdog* m_watchdog;
+  std::function<void()> m_before_sample;
 };
 
 /// Summarize: statistics and bandwidths of a measurement (algbw = S / t, busbw = algbw x factor).
