@@ -3,22 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <numeric>
 
 #include "ccbench/result.hpp"
+#include "ccbench/statistics.hpp"
 
 namespace ccbench {
 namespace {
 
 double median_of(std::vector<double> v) {
-  if (v.empty()) {
-    return 0;
-  }
   std::sort(v.begin(), v.end());
-  const std::size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+  return v.empty() ? 0.0 : percentile(v, 50);
 }
 
 std::string where_rank(const ResultDocument& doc, int rank) {
@@ -47,18 +42,12 @@ std::vector<RankTimes> summarize_ranks(const std::vector<std::vector<double>>& b
     if (samples == 0) {
       continue;
     }
-    const auto& v = t.samples_s;
-    t.p50_s = median_of(v);
-    t.mean_s = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(samples);
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    t.min_s = *lo;
-    t.max_s = *hi;
-    double squares = 0;
-    for (const double x : v) {
-      squares += (x - t.mean_s) * (x - t.mean_s);
-    }
-    const double sd = samples > 1 ? std::sqrt(squares / static_cast<double>(samples - 1)) : 0.0;
-    t.cv = t.mean_s > 0 ? sd / t.mean_s : 0.0;
+    const Summary s = summarize(t.samples_s);
+    t.p50_s = s.p50;
+    t.mean_s = s.mean;
+    t.min_s = s.min;
+    t.max_s = s.max;
+    t.cv = s.mean > 0 ? s.stdev / s.mean : 0.0;
   }
   // Per sample: the rank with the shortest time arrived last; the one with the longest waited longest (ties:
   // the lowest group rank).

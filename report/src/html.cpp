@@ -192,32 +192,30 @@ std::string runs_table(const std::vector<LoadedRun>& runs, const std::vector<std
   return out + "</tbody>\n</table>\n";
 }
 
-/// What each run says beyond its bandwidth: the straggler verdicts of --per-rank runs (schema 1.9.0), and the
-/// fabric's evidence (1.8.0): error counters that moved, links trained low.
-std::string evidence_sections(const std::vector<LoadedRun>& runs, const std::vector<std::string>& names) {
+/// A section listing each run's findings (`findings_of(run.doc)`), or nothing when no run has any.
+template <typename FindingsOf>
+std::string findings_section(const std::vector<LoadedRun>& runs, const std::vector<std::string>& names,
+                             FindingsOf findings_of, std::string_view heading) {
   std::string items;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& finding : fabric_findings(runs[i].doc.fabric)) {
+    for (const auto& finding : findings_of(runs[i].doc)) {
       items += fmt::format("<li><b>{}</b>: {}</li>\n", esc(names[i]), esc(printable(finding)));
     }
   }
-  std::string ranks;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    for (const auto& finding : straggler_findings(runs[i].doc)) {
-      ranks += fmt::format("<li><b>{}</b>: {}</li>\n", esc(names[i]), esc(printable(finding)));
-    }
-  }
-  if (!ranks.empty()) {
-    ranks =
-        "<h2>Per-rank times</h2>\n<p class=\"note\">--per-rank: the rank the others wait for has the shortest "
-        "time of a sample (it arrives last); named when it does so in most samples.</p>\n<ul class=\"ranks\">\n" +
-        ranks + "</ul>\n";
-  }
-  return ranks + (items.empty()
-                      ? std::string{}
-                      : "<h2>Fabric</h2>\n<p class=\"note\">Counters read on each host before the first case and "
-                        "after the last; links against their capability.</p>\n<ul class=\"fabric\">\n" +
-                            items + "</ul>\n");
+  return items.empty() ? std::string{} : fmt::format("{}<ul class=\"findings\">\n{}</ul>\n", heading, items);
+}
+
+/// What each run says beyond its bandwidth: the straggler verdicts of --per-rank runs (schema 1.9.0), and the
+/// fabric's evidence (1.8.0): error counters that moved, links trained low.
+std::string evidence_sections(const std::vector<LoadedRun>& runs, const std::vector<std::string>& names) {
+  return findings_section(
+             runs, names, [](const ResultDocument& doc) { return straggler_findings(doc); },
+             "<h2>Per-rank times</h2>\n<p class=\"note\">--per-rank: the rank the others wait for has the "
+             "shortest time of a sample (it arrives last); named when it does so in most samples.</p>\n") +
+         findings_section(
+             runs, names, [](const ResultDocument& doc) { return fabric_findings(doc.fabric); },
+             "<h2>Fabric</h2>\n<p class=\"note\">Counters read on each host before the first case and "
+             "after the last; links against their capability.</p>\n");
 }
 
 // ---- plots ----
