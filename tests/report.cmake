@@ -54,3 +54,13 @@ foreach(_case inputs outputs compare_incomplete)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/files_test.py ${_report_args} ${_case})
   set_tests_properties(report.files.${_case} PROPERTIES LABELS unit TIMEOUT 120)
 endforeach()
+# ccbench-report import (issue 27) on the real logs of tests/data/import: figures against the logs' own, the H800 /
+# H100 comparison, nccl-tests' -J file, malformed logs.
+foreach(_case logs platforms json malformed)
+  add_test(NAME report.import.${_case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/import_test.py
+                   --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data/import
+                   --schema ${PROJECT_SOURCE_DIR}/report/schema/ccbench.result.schema.json
+                   --profiles ${PROJECT_SOURCE_DIR}/profiles ${_case})
+  set_tests_properties(report.import.${_case} PROPERTIES LABELS unit TIMEOUT 120)
+endforeach()

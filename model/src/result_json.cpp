@@ -446,6 +446,14 @@ nlohmann::json to_json(const ResultDocument& doc) {
       {"environment", environment},
       {"topology", doc.topology},
       {"results", results}};
+  if (run.source) {  // 1.10.0, imported runs only
+    const auto& src = *run.source;
+    out["run"]["source"] = {{"tool", src.tool},
+                            {"version", src.version},
+                            {"format", src.format},
+                            {"files", src.files},
+                            {"notes", src.notes}};
+  }
   if (!doc.fabric.empty()) {
     nlohmann::json fabric = nlohmann::json::array();
     for (const auto& h : doc.fabric) {
@@ -470,6 +478,11 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   doc.run.tool_version = run.at("tool_version").get<std::string>();
   doc.run.git_revision = run.at("git_revision").get<std::string>();
   doc.run.label = run.at("label").get<std::string>();
+  if (const auto src = run.find("source"); src != run.end()) {  // 1.10.0
+    doc.run.source = RunSource{src->at("tool").get<std::string>(), src->at("version").get<std::string>(),
+                               src->at("format").get<std::string>(), src->at("files").get<std::vector<std::string>>(),
+                               src->at("notes").get<std::vector<std::string>>()};
+  }
   const auto& env = j.at("environment");
   for (const auto& h : env.at("hosts")) {
     doc.environment.hosts.push_back({h.at("hostname").get<std::string>(), h.at("ranks").get<std::vector<int>>()});

@@ -24,12 +24,14 @@
 #include "ccbench/report/compare.hpp"
 #include "ccbench/report/fleet.hpp"
 #include "ccbench/report/html.hpp"
+#include "ccbench/report/import.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/json_get.hpp"
 #include "ccbench/report/regression.hpp"
 #include "ccbench/report/renderer.hpp"
 #include "ccbench/report/table.hpp"
 #include "ccbench/report/text.hpp"
+#include "ccbench/result_json.hpp"
 #include "ccbench/version.hpp"
 
 namespace {
@@ -46,6 +48,7 @@ struct Options {
   std::uint64_t min_samples = 5;
   std::string label_a;
   std::string label_b;
+  std::string compare_html;  // compare --html PAGE
   // accept
   std::string profile;
   std::string junit;
@@ -67,7 +70,11 @@ struct Options {
   std::string backend;
   bool pairwise = false;
   bool groups = false;
-  // html
+  // import
+  std::string test;
+  int ranks = 0;
+  std::string label;
+  // html, import
   std::string out;
   std::string title = "ccbench report";
   // every subcommand
@@ -191,6 +198,9 @@ int run_compare(const Options& o) {
   options.label_a = o.label_a;
   options.label_b = o.label_b;
   const auto max_bytes = max_file_bytes(o);
+  if (!o.compare_html.empty()) {
+    ccbench::check_output_path(o.compare_html, "--html");
+  }
   if (o.files.empty()) {  // --check: the options alone, before the runs to compare are made
     return ccbench::kExitOk;
   }
@@ -201,6 +211,11 @@ int run_compare(const Options& o) {
     throw UsageError(*why);  // said before anything is printed: exit 2 leaves stdout empty
   }
   emit(report::make_renderer(format, use_colour(o, format))->render(comparison), "");
+  if (!o.compare_html.empty()) {
+    emit(report::render_compare_html(comparison, fmt::format("{} against {}", comparison.label_b, comparison.label_a)),
+         o.compare_html);
+    std::fprintf(stderr, "ccbench-report: wrote %s\n", o.compare_html.c_str());
+  }
   return comparison.any_regression() || comparison.any_missing() ? ccbench::kExitFailure : ccbench::kExitOk;
 }
 
@@ -309,6 +324,29 @@ int run_html(const Options& o) {
   return ccbench::kExitOk;
 }
 
+int run_import(const Options& o, const std::vector<std::string>& argv) {
+  if (o.out != "-") {
+    ccbench::check_output_path(o.out, "-o");
+  }
+  report::ImportOptions options;
+  options.test = o.test;
+  options.ranks = o.ranks > 0 ? std::optional<int>(o.ranks) : std::nullopt;
+  options.label = o.label;
+  options.argv = argv;
+  const auto doc = report::import_logs(report::read_logs(o.files, max_file_bytes(o)), options);
+  const auto text = ccbench::json_text(ccbench::to_json(doc), 2) + "\n";
+  try {
+    report::read_result_text(text, "the imported document");  // what import writes, the reader takes
+  } catch (const report::InputError& e) {
+    throw std::runtime_error(fmt::format("import made a document its own reader refuses: {}", e.what()));
+  }
+  emit(text, o.out);
+  std::fprintf(stderr, "ccbench-report: %zu case(s) of %s from %zu log(s) of %s%s%s\n", doc.results.size(),
+               doc.run.benchmark.c_str(), doc.run.source->files.size(), doc.run.source->tool.c_str(),
+               o.out == "-" ? "" : "; wrote ", o.out == "-" ? "" : o.out.c_str());
+  return ccbench::kExitOk;
+}
+
 void add_max_file_size(CLI::App* sub, Options& o) {
   sub->add_option("--max-file-size", o.max_file_size, "refuse an input file larger than this (like 256M, 2G)")
       ->capture_default_str();
@@ -356,6 +394,7 @@ int run_cli(int argc, char** argv) {
   auto* compare_files =
       compare->add_option("files", o.files, "BASE CAND (each a result file or a directory)")->expected(2);
   bool compare_check = false;
+  compare->add_option("--html", o.compare_html, "also write the comparison as a web page");
   compare->add_flag("--check", compare_check,
                     "check the options only (no files): what a script asks before it runs what it compares");
   add_verdict_options(compare, o, "its label or file name", "");
@@ -456,8 +495,23 @@ int run_cli(int argc, char** argv) {
   html->add_option("--title", o.title, "the page's title")->capture_default_str();
   add_max_file_size(html, o);
 
+  auto* import = app.add_subcommand(
+      "import",
+      "nccl-tests (text or -J JSON) or perftest ib_write_bw/ib_write_lat logs as one result document; "
+      "several logs of one test become samples of its rows");
+  import->add_option("files", o.files, "the logs of one tool")->required();
+  import->add_option("-o,--out", o.out, "the result file to write ('-' for stdout)")->required();
+  import->add_option("--test", o.test,
+                     "the test of a nccl-tests log that does not name it (before 2.12): all_reduce, ...");
+  import->add_option("--ranks", o.ranks, "the ranks of a log that names none")->check(CLI::Range(1, 1 << 20));
+  import->add_option("--label", o.label, "the run's label (tables and compare name it so)");
+  add_max_file_size(import, o);
+
   try {
     app.parse(argc, argv);
+    if (import->parsed()) {
+      return run_import(o, std::vector<std::string>(argv, argv + argc));
+    }
     if (table->parsed()) {
       return run_table(o);
     }

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ccbench/report/compare.hpp"
 #include "ccbench/report/text.hpp"
@@ -130,6 +131,46 @@ std::string render_text(const Comparison& c, bool markdown, bool colour) {
   out += lead + md(summary_line(c)) + "\n";
   return out;
 }
+
+}  // namespace
+
+std::string render_compare_html(const Comparison& c, const std::string& title) {
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+      "<title>{}</title>\n<style>\n"
+      "body {{ font-family: sans-serif; margin: 1.5em; }} table {{ border-collapse: collapse; margin-bottom: 1.5em; "
+      "}}\n"
+      "th, td {{ border: 1px solid #ccc; padding: 0.2em 0.5em; }} td.num {{ text-align: right; }}\n"
+      "p.note {{ color: #555; }}\n</style>\n</head>\n<body>\n<h1>{}</h1>\n"
+      "<p>A = {} (base), B = {} (candidate).</p>\n<p class=\"note\">change = B/A - 1 of median busbw{}, with its 95% "
+      "CI; SLOWER/FASTER: CI excludes 0 and |change| &gt; {:.0f}%; SAME: CI within &plusmn;{:.0f}% or a real change "
+      "below it; UNSURE: fewer than {} samples or too noisy. %peak: each side's busbw against its own spec peak; "
+      "measured B/A beside spec B/A.</p>\n",
+      html_escape(title), html_escape(title), html_escape(c.label_a), html_escape(c.label_b),
+      c.against_spec ? " (of busbw / peak where the peaks differ: each side against its own spec)" : "",
+      c.threshold * 100.0, c.threshold * 100.0, c.min_samples);
+  std::map<RowKey, std::vector<const RowComparison*>> sections;
+  for (const auto& r : c.rows) {
+    sections[section_key(r.key)].push_back(&r);
+  }
+  for (const auto& [key, rows] : sections) {
+    const bool spec = std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->spec_ratio.has_value(); });
+    std::set<std::string> bases;
+    for (const auto* r : rows) {
+      bases.insert(r->base->peak_basis);
+      bases.insert(r->cand->peak_basis);
+    }
+    out += "<h2>" + html_escape(section_title(key)) + "</h2>\n" + section_table(rows, c, spec && c.against_spec).html();
+    for (const auto& b : bases) {
+      out += b.empty() ? "" : "<p class=\"note\">peak: " + html_escape(b) + "</p>\n";
+    }
+  }
+  out += fmt::format("<p>{}</p>\n</body>\n</html>\n", html_escape(summary_line(c)));
+  return out;
+}
+
+namespace {
 
 nlohmann::ordered_json key_json(const RowKey& k) {
   nlohmann::ordered_json j = {

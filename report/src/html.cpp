@@ -174,6 +174,11 @@ std::string runs_table_row(const LoadedRun& run, const std::string& run_name) {
   if (!doc.run.git_revision.empty()) {
     tool += " (" + esc(doc.run.git_revision) + ")";
   }
+  if (doc.run.source) {  // an imported run: its numbers are the other tool's
+    tool = fmt::format("{}{} ({}), imported by ccbench {}", esc(doc.run.source->tool),
+                       doc.run.source->version.empty() ? "" : " " + esc(doc.run.source->version),
+                       esc(doc.run.source->format), tool);
+  }
   return fmt::format(
       "<tr><td>{}</td><td class=\"file\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",

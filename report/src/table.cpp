@@ -92,6 +92,17 @@ std::string ranks_text(const std::vector<int>& ranks) {
                                          : fmt::format("ranks {}", fmt::join(ranks, ","));
 }
 
+/// "ccbench 0.1.0 (git abc)", or for an imported run "imported from nccl-tests 2.17.8 (a.log, b.log) by ccbench ...".
+std::string made_by(const RunInfo& run) {
+  auto ours = fmt::format("ccbench {} (git {})", run.tool_version, run.git_revision);
+  if (!run.source) {
+    return ours;
+  }
+  const auto& src = *run.source;
+  return fmt::format("imported from {}{} {} ({}) by {}", src.tool, src.version.empty() ? "" : " " + src.version,
+                     src.format, fmt::join(src.files, ", "), ours);
+}
+
 std::string section_heading(const TableSection& s) {
   const auto& doc = s.run->doc;
   const auto& first = *s.cases.front();
@@ -108,13 +119,13 @@ std::string section_heading(const TableSection& s) {
   what += s.key.root >= 0 ? fmt::format(" root {}", s.key.root) : "";
   return fmt::format(
       "{} ({}): {}, group {}{}\n"
-      "file {} (schema {}), ccbench {} (git {}), started {}, run {}\n"
+      "file {} (schema {}), {}, started {}, run {}\n"
       "{} rank(s) on {} host(s) ({}); backend {} ({}); timing {}{}, {}\n"
       "time = median and p95 per op (slowest rank), us; rates GB/s (1e9 B/s); %peak of busbw\n",
       printable(s.run->name()), printable(doc.run.benchmark), what, printable(first.group_id),
       members.empty() ? "" : " (" + printable(members) + ")", printable(s.run->path), s.run->schema_version,
-      printable(doc.run.tool_version), printable(doc.run.git_revision), doc.run.started_utc, printable(doc.run.id),
-      first.ranks, first.nodes, hosts_of(*s.run), s.key.backend, printable(libs), s.key.timing,
+      printable(made_by(doc.run)), doc.run.started_utc, printable(doc.run.id), first.ranks, first.nodes,
+      hosts_of(*s.run), s.key.backend, printable(libs), s.key.timing,
       first.variant.empty() ? "" : "; --nccl-variants: " + printable(first.variant), printable(first.clock));
 }
 

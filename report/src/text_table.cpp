@@ -79,4 +79,21 @@ std::string TextTable::markdown() const {
   return out;
 }
 
+std::string TextTable::html() const {
+  std::string out = "<table>\n<thead><tr>";
+  for (const auto& col : m_columns) {
+    out += "<th>" + html_escape(col.title) + "</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : m_rows) {
+    out += "<tr>";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const bool num = i < m_columns.size() && m_columns[i].align == Align::Right;
+      out += (num ? "<td class=\"num\">" : "<td>") + html_escape(row[i].text) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
 }  // namespace ccbench::report::detail

@@ -26,6 +26,8 @@ class TextTable {
   [[nodiscard]] std::string terminal(bool colour) const;
   /// A Markdown pipe table ('|' in cells escaped).
   [[nodiscard]] std::string markdown() const;
+  /// An HTML <table> (cells escaped; right-aligned columns in class "num").
+  [[nodiscard]] std::string html() const;
 
  private:
   std::vector<Column> m_columns;

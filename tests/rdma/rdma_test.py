@@ -6,6 +6,8 @@
   rdma_test.py fabric --bin-dir DIR --topo-bin T   one ib_write_bw_bench run: its result holds rxe0's counter
                            deltas (equal to sysfs's around it), whose packets account for the bytes it wrote;
                            ccbench-topo --links in the guest
+  rdma_test.py import --bin-dir DIR --report-bin R   perftest's ib_write_bw logs from the guest imported by
+                           ccbench-report import, compared with ccbench runs of the same writes: SAME
   rdma_test.py perftest    perftest's ib_write_bw (4 sizes) and ib_write_lat (2 sizes), server and client on
                            127.0.0.1: every run completes and reports a row for its size; the figures are printed
   rdma_test.py mpi-smoke --bin-dir DIR [--schema S]   allreduce_bench --backend mpi under `mpirun -np 2`
@@ -36,6 +38,7 @@ import validate_result  # noqa: E402
 from rdma_test_steps import (BASE_PORT, MPI_FILES, check_steps, fmt, loadavg, mpirun_command,  # noqa: E402
                              parse_perftest, perftest_step, print_timings)
 from rdma_test_fabric import fabric  # noqa: E402
+from rdma_test_import import import_  # noqa: E402
 from rdma_test_verbs import verbs  # noqa: E402
 
 SKIP = rdma_vm.SKIP
@@ -119,7 +122,7 @@ def mpi_smoke(args, tag):
           f"{', JSON valid' if args.schema else ''}")
 
 
-TESTS = {"perftest": perftest, "mpi-smoke": mpi_smoke, "verbs": verbs, "fabric": fabric}
+TESTS = {"perftest": perftest, "mpi-smoke": mpi_smoke, "verbs": verbs, "fabric": fabric, "import": import_}
 
 
 def assert_clean(tag):
@@ -133,6 +136,7 @@ def main():
     parser.add_argument("--bin-dir", help="the benches (build/bench/apps), for mpi-smoke")
     parser.add_argument("--schema", help="the result JSON schema: mpi-smoke validates what comes back")
     parser.add_argument("--topo-bin", help="ccbench-topo (build/topo/discovery/ccbench-topo), for fabric")
+    parser.add_argument("--report-bin", help="ccbench-report (build/report/ccbench-report), for import")
     parser.add_argument("--cuda", type=int, default=0, help="1: the benches were built with CUDA (verbs: --mem cuda:0)")
     parser.add_argument("what", choices=sorted(TESTS))
     args = parser.parse_args()

@@ -21,7 +21,8 @@ ResultDocument sample_document() {
              "0.1.0",
              "abc",
              "before-upgrade",
-             "allreduce_bench"};
+             "allreduce_bench",
+             RunSource{"nccl-tests", "2.17.8", "text", {"a.log"}, {"a.log: started_utc is the file's time"}}};
   doc.environment.hosts = {{"node0", {0, 1}}, {"node1", {2, 3}}};
   doc.environment.libraries = {{"mpi", "Open MPI v4.1.4"}};
   doc.environment.variables = {{"NCCL_ALGO", "Ring"}};
@@ -115,7 +116,7 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultDocument doc = sample_document();
   const nlohmann::json j = to_json(doc);
   EXPECT_EQ(j.at("schema"), "ccbench.result");
-  EXPECT_EQ(j.at("schema_version"), "1.9.0");
+  EXPECT_EQ(j.at("schema_version"), "1.10.0");
   const nlohmann::json again = to_json(document_from_json(nlohmann::json::parse(j.dump())));
   EXPECT_EQ(j, again) << j.dump(2) << "\n---\n" << again.dump(2);
   EXPECT_FALSE(j.at("results").at(0).contains("variant"));  // only --nccl-variants rows carry one

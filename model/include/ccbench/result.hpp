@@ -22,8 +22,9 @@ inline constexpr std::string_view kSchemaName = "ccbench.result";
 // 1.3: ib_write_bw / ib_write_lat (backend verbs, rdma, bw_peak_GBps), time.p999_us;
 // 1.4: copy_bench (op copy, backend cuda, group copy), timing graph; 1.5: --nccl-variants;
 // 1.6: a null median CI below 6 samples, rdma.run_bw_GBps, stop_reason noise_floor;
-// 1.7: group kind hosts (--hosts-per-group); 1.8: fabric (each host's counters and links); 1.9: per_rank
-inline constexpr std::string_view kSchemaVersion = "1.9.0";
+// 1.7: group kind hosts (--hosts-per-group); 1.8: fabric (each host's counters and links); 1.9: per_rank;
+// 1.10: run.source (a run imported from another tool's logs by ccbench-report import)
+inline constexpr std::string_view kSchemaVersion = "1.10.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 /// NoiseFloor: the median's interval would not reach the target within the time budget.
@@ -67,6 +68,15 @@ struct CaseResult {
   std::vector<RankTimes> per_rank;     // --per-rank: each rank's own times, in group rank order (schema 1.9)
 };
 
+/// Where an imported run's numbers come from (ccbench-report import, schema 1.10): another tool's logs.
+struct RunSource {
+  std::string tool;                // "nccl-tests", "perftest"
+  std::string version;             // the tool's version as its log names it; "" when it does not
+  std::string format;              // "text", "json"
+  std::vector<std::string> files;  // the logs, as given to the importer
+  std::vector<std::string> notes;  // what the importer took that the logs do not say (ranks, peak, time)
+};
+
 struct RunInfo {
   std::string id;
   std::string started_utc;
@@ -76,6 +86,7 @@ struct RunInfo {
   std::string git_revision;
   std::string label;
   std::string benchmark;
+  std::optional<RunSource> source;  // 1.10: set when imported from another tool's logs
 };
 
 /// What --bind did for one rank, as read back from the kernel once set-up was done (schema 1.2).

@@ -65,4 +65,8 @@ std::optional<std::string> why_nothing_compared(const Comparison& comparison, co
 /// on both sides": the counts of the verdicts, as the terminal prints them.
 std::string summary_line(const Comparison& comparison);
 
+/// The comparison as one self-contained web page (compare --html): a table per section, each side's %peak of its
+/// own spec and the measured ratio beside the spec ratio where the peaks differ, the peaks' bases under it.
+std::string render_compare_html(const Comparison& comparison, const std::string& title);
+
 }  // namespace ccbench::report

@@ -1,0 +1,354 @@
+// nccl-tests' text output (every 2.x layout) read into ImportedTest (see import.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <regex>
+#include <set>
+
+#include "ccbench/report/input.hpp"
+#include "import_logs.hpp"
+
+namespace ccbench::report::detail {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+/// The columns of a table header: the case's own (size, count, type, redop, root) and then one block of time,
+/// algbw, busbw and a check (#wrong, or the old `error`) per placement (out-of-place, then in-place).
+struct Columns {
+  std::vector<std::string> lead;  // size, count, type, [redop], [root]
+  int blocks = 0;
+  bool error_column = false;  // 2.0-2.11: a float delta, not a count of wrong elements
+  [[nodiscard]] std::size_t width() const { return lead.size() + 4 * static_cast<std::size_t>(blocks); }
+};
+
+std::optional<Columns> header_columns(std::string_view line) {
+  if (!starts_with(line, "#")) {
+    return std::nullopt;
+  }
+  std::vector<std::string> words;
+  for (auto& t : tokens(line.substr(1))) {
+    // "busbw#wrong" where a version glued them
+    if (const auto hash = t.find('#'); hash != std::string::npos && hash > 0) {
+      words.push_back(t.substr(0, hash));
+      words.push_back(t.substr(hash));
+    } else {
+      words.push_back(t);
+    }
+  }
+  if (words.size() < 7 || words[0] != "size" || words[1] != "count") {
+    return std::nullopt;
+  }
+  Columns c;
+  std::size_t i = 0;
+  for (; i < words.size() && words[i] != "time"; ++i) {
+    c.lead.push_back(words[i]);
+  }
+  for (; i + 3 < words.size() + 0 && words[i] == "time"; i += 4) {
+    if (words[i + 1] != "algbw" || words[i + 2] != "busbw" || (words[i + 3] != "#wrong" && words[i + 3] != "error")) {
+      return std::nullopt;
+    }
+    c.error_column = words[i + 3] == "error";
+    ++c.blocks;
+  }
+  if (i != words.size() || c.blocks == 0 || c.blocks > 2) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+/// "#  Rank  0 Group  0 Pid 4180122 on cnode3-002 device  0 [0000:1b:00] NVIDIA H100 80GB HBM3" (2.10+), and the
+/// older line without its Group.
+std::optional<ImportedDevice> device_line(const std::string& line) {
+  static const std::regex re(
+      R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[([^\]]*)\]\s*(.*)$)");
+  std::smatch m;
+  if (!std::regex_match(line, m, re)) {
+    return std::nullopt;
+  }
+  return ImportedDevice{std::atoi(m[1].str().c_str()), m[2].str(), m[4].str(), m[3].str()};
+}
+
+/// "2.29.2" from nccl-tests' "nccl-library=22902" (NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9).
+std::string nccl_version_from_code(long code) {
+  return code >= 20900 ? fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100)
+                       : fmt::format("{}.{}.{}", code / 1000, code / 100 % 10, code % 100);
+}
+
+/// The row of a test with the largest printed algbw: its busbw / algbw is the bus factor to the most digits.
+struct Best {
+  double alg = 0.0;
+  double ratio = 0.0;
+  int line = 0;
+};
+
+class TextParser {
+ public:
+  TextParser(const std::string& file, const ImportOptions& options) : m_file(file), m_options(options) {}
+
+  std::vector<ImportedTest> parse(std::string_view text) {
+    const auto lines = log_lines(text);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      m_line = static_cast<int>(i) + 1;
+      take(lines[i]);
+    }
+    if (m_tests.empty() || m_tests.front().rows.empty()) {
+      if (m_columns) {
+        fail("truncated: a table header and no row after it");
+      }
+      throw InputError(m_file, "", "not a nccl-tests log: no table header ('#  size  count  type ...')");
+    }
+    if (m_columns) {
+      fail(fmt::format("truncated: the {} table (line {}) ends without its '# Avg bus bandwidth' line",
+                       test_name(m_tests.back()), m_tests.back().line));
+    }
+    for (std::size_t i = 0; i < m_tests.size(); ++i) {
+      finish(m_tests[i], m_best[i]);
+    }
+    return std::move(m_tests);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(m_file, "", fmt::format("line {}: {}", m_line, what));
+  }
+
+  ImportedTest& fresh() {
+    ImportedTest t;
+    t.file = m_file;
+    t.line = m_line;
+    t.tool = "nccl-tests";
+    t.format = "text";
+    t.version = m_version;
+    t.nccl_version = m_nccl;
+    m_tests.push_back(std::move(t));
+    m_best.emplace_back();
+    m_open = true;
+    m_named = false;
+    return m_tests.back();
+  }
+  ImportedTest& current() { return m_open ? m_tests.back() : fresh(); }
+
+  void take(const std::string& line) {
+    static const std::regex version_re(R"(^# nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)");
+    static const std::regex nccl_re(R"(NCCL version (\d+\.\d+\.\d+))");
+    static const std::regex iters_re(R"(^# nThread .*\biters: (\d+))");
+    std::smatch m;
+    if (std::regex_search(line, m, version_re)) {
+      m_version = m[1].str();
+      m_nccl = m[2].matched ? nccl_version_from_code(std::atol(m[2].str().c_str())) : "";
+      fresh();
+    } else if (starts_with(line, "# Collective test starting:")) {
+      auto& t = m_open && !m_named && current().rows.empty() ? current() : fresh();
+      t.argv = {tokens(line.substr(27)).empty() ? std::string() : tokens(line.substr(27)).front()};
+      set_test(t, t.argv.front(), true);
+      m_named = true;
+    } else if (std::regex_search(line, m, iters_re)) {
+      m_iters = std::strtoull(m[1].str().c_str(), nullptr, 10);
+    } else if (auto dev = device_line(line)) {
+      current().devices.push_back(std::move(*dev));
+    } else if (std::regex_search(line, m, nccl_re) && m_nccl.empty()) {
+      m_nccl = m[1].str();
+      if (m_open) {
+        current().nccl_version = m_nccl;
+      }
+    } else if (auto cols = header_columns(line)) {
+      if (m_open && !current().rows.empty()) {  // a second table without a version line of its own
+        const auto previous = current();
+        auto& t = fresh();
+        t.devices = previous.devices;
+        t.coll = previous.coll;
+        t.argv = previous.argv;
+      }
+      current();
+      m_columns = *cols;
+    } else if (starts_with(line, "# Avg bus bandwidth")) {
+      if (!m_columns) {
+        fail("'# Avg bus bandwidth' without a table before it");
+      }
+      m_columns.reset();
+      m_open = false;
+    } else if (m_columns && !line.empty() && line[0] >= '0' && line[0] <= '9') {
+      row(line);
+    }
+  }
+
+  void set_test(ImportedTest& t, std::string name, bool from_log) {
+    const std::string given = name;
+    if (name.size() > 5 && name.substr(name.size() - 5) == "_perf") {
+      name.resize(name.size() - 5);
+    }
+    const auto coll = parse_collective(name);
+    if (!coll || is_rdma(*coll) || is_copy(*coll)) {
+      if (from_log) {
+        fail(fmt::format("nccl-tests' {} has no ccbench bench to be read as", given));
+      }
+      throw UsageError(
+          fmt::format("--test {}: expected a nccl-tests test such as all_reduce or all_gather_perf", given));
+    }
+    t.coll = *coll;
+  }
+
+  void row(const std::string& line) {
+    const auto t = tokens(line);
+    const auto& c = *m_columns;
+    // a row may leave the in-place block out (runs of forks that measured out-of-place only)
+    const int blocks = t.size() == c.width() ? c.blocks : t.size() == c.lead.size() + 4 ? 1 : 0;
+    if (blocks == 0) {
+      fail(fmt::format("a row of {} fields under a header of {} (cut or broken): '{}'", t.size(), c.width(), line));
+    }
+    ImportedRow base;
+    base.line = m_line;
+    base.iterations = m_iters;
+    for (std::size_t i = 0; i < c.lead.size(); ++i) {
+      const auto& col = c.lead[i];
+      if (col == "size" || col == "count") {
+        const auto v = number(t[i]);
+        if (!v || *v < 0 || std::floor(*v) != *v) {
+          fail(fmt::format("{} '{}' is not a whole number", col, t[i]));
+        }
+        (col == "size" ? base.size_bytes : base.count) = static_cast<std::uint64_t>(*v);
+      } else if (col == "type") {
+        const auto d = parse_dtype(t[i]);
+        if (!d) {
+          fail(fmt::format("unknown type '{}'", t[i]));
+        }
+        base.dtype = *d;
+      } else if (col == "redop") {
+        if (t[i] != "none") {
+          const auto op = parse_reduce_op(t[i]);
+          if (!op) {
+            fail(fmt::format("unknown redop '{}'", t[i]));
+          }
+          base.op = *op;
+        }
+      } else if (col == "root") {
+        const auto v = number(t[i]);
+        if (!v) {
+          fail(fmt::format("root '{}' is not a number", t[i]));
+        }
+        base.root = static_cast<int>(*v);
+      }
+    }
+    auto& test = current();
+    for (int b = 0; b < blocks; ++b) {
+      const std::size_t at = c.lead.size() + 4 * static_cast<std::size_t>(b);
+      ImportedRow r = base;
+      r.in_place = b == 1;
+      if (t[at] != "N/A") {
+        const auto time = number(t[at]);
+        if (!time || !(*time > 0)) {
+          fail(fmt::format("time '{}' is not a positive number of microseconds", t[at]));
+        }
+        r.time_s = *time * 1e-6;
+      }
+      if (!c.error_column && t[at + 3] != "N/A") {
+        const auto wrong = number(t[at + 3]);
+        if (!wrong || *wrong < 0) {
+          fail(fmt::format("#wrong '{}' is not a count", t[at + 3]));
+        }
+        r.wrong = static_cast<std::uint64_t>(*wrong);
+      }
+      // the printed rates, for the ranks when the log names none
+      const auto alg = number(t[at + 1]);
+      const auto bus = number(t[at + 2]);
+      if (auto& best = m_best.back(); alg && bus && *alg > best.alg && r.time_s) {
+        best = Best{*alg, *bus / *alg, m_line};
+      }
+      test.rows.push_back(std::move(r));
+    }
+  }
+
+  /// Ranks from the Rank lines, --ranks, the sizes (S = count x ranks x type size) or the printed rates
+  /// (busbw / algbw = the bus factor), in that order; then each row's size checked against its count.
+  void finish(ImportedTest& t, const Best& best) {
+    if (t.argv.empty()) {
+      if (m_options.test.empty()) {
+        throw InputError(m_file, "",
+                         "the log does not name its test (no '# Collective test starting' line, nccl-tests before "
+                         "2.12): give --test all_reduce, all_gather, ...");
+      }
+      set_test(t, m_options.test, false);
+    }
+    const auto& coll = info(t.coll);
+    const auto& first = t.rows.front();
+    const auto type_size = size_of(first.dtype);
+    if (!t.devices.empty()) {
+      t.ranks = static_cast<int>(t.devices.size());
+    } else if (m_options.ranks) {
+      t.ranks = *m_options.ranks;
+      t.notes.push_back(fmt::format("{}: ranks {} from --ranks (the log has no Rank lines)", m_file, t.ranks));
+    } else if (coll.algbw_bytes == Span::CountTimesRanks && first.count > 0) {
+      t.ranks = static_cast<int>(first.size_bytes / (first.count * type_size));
+      t.notes.push_back(
+          fmt::format("{}: ranks {} from size / (count x type size) (the log has no Rank lines)", m_file, t.ranks));
+    } else if (coll.factor != BusFactor::One && best.alg > 0) {
+      t.ranks = ranks_from_ratio(t, best);
+    } else {
+      throw InputError(m_file, "",
+                       fmt::format("the log names no rank and {}'s sizes and rates do not tell how many: "
+                                   "give --ranks",
+                                   test_name(t)));
+    }
+    for (const auto& r : t.rows) {
+      if (algbw_bytes(coll, r.count, size_of(r.dtype), t.ranks) != r.size_bytes) {
+        throw InputError(m_file, "",
+                         fmt::format("line {}: size {} is not what {} elements of {} on {} ranks make "
+                                     "for {}",
+                                     r.line, r.size_bytes, r.count, name(r.dtype), t.ranks, test_name(t)));
+      }
+    }
+  }
+
+  int ranks_from_ratio(ImportedTest& t, const Best& b) const {
+    const auto factor = info(t.coll).factor;
+    int best = 0;
+    double best_err = 1e9;
+    for (int n = 2; n <= 1 << 16; ++n) {
+      const double err = std::abs(bus_factor(factor, n) - b.ratio);
+      if (err < best_err) {
+        best_err = err;
+        best = n;
+      }
+    }
+    // the printed rates have two decimals: the ratio is known to about 0.01 / algbw of itself
+    const double uncertainty = b.ratio * (0.01 / b.alg) * 2;
+    const double gap = std::min(std::abs(bus_factor(factor, best + 1) - bus_factor(factor, best)),
+                                std::abs(bus_factor(factor, best) - bus_factor(factor, best - 1)));
+    if (best < 2 || uncertainty >= gap / 2 || best_err >= gap / 2) {
+      throw InputError(m_file, "",
+                       fmt::format("the log names no rank and its rates cannot tell how many (busbw / "
+                                   "algbw {:.4f} on line {}): give --ranks",
+                                   b.ratio, b.line));
+    }
+    t.notes.push_back(fmt::format("{}: ranks {} from busbw / algbw = {:.4f} on line {} (the log has no Rank lines)",
+                                  m_file, best, b.ratio, b.line));
+    return best;
+  }
+
+  static std::string test_name(const ImportedTest& t) { return fmt::format("{}_perf", info(t.coll).name); }
+
+  const std::string& m_file;
+  const ImportOptions& m_options;
+  std::vector<ImportedTest> m_tests;
+  std::optional<Columns> m_columns;
+  std::string m_version;
+  std::string m_nccl;
+  std::uint64_t m_iters = 0;
+  bool m_open = false;
+  bool m_named = false;
+  std::vector<Best> m_best;  // per test: its row with the largest algbw, for ranks_from_ratio
+  int m_line = 0;
+};
+
+}  // namespace
+
+std::vector<ImportedTest> parse_nccl_tests_text(std::string_view text, const std::string& file,
+                                                const ImportOptions& options) {
+  return TextParser(file, options).parse(text);
+}
+
+}  // namespace ccbench::report::detail

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""ccbench-report import on real logs (tests/data/import, each file's origin in its README), end to end.
+
+  logs       every fixture imported; figures checked against the log's own printed numbers; the documents
+             validate against the schema and table, html and accept take them
+  platforms  the mission's comparison: six 8x H800 all_reduce logs against one 8x H100 log, compare --label-a H800
+             --label-b H100 in the terminal and as a page: each side's %peak of its own NVLink spec, measured B/A
+             beside spec B/A
+  json       nccl-tests' -J file, written here by the rules of its writer (src/util.cu at 2.19.6: booleans and NaN
+             as strings, root padded to 6, -I 1's per-iteration and per-process times) around the rows of the real
+             8x H100 log: samples from the iterations, per-rank times from the processes
+  malformed  cut, empty, foreign and mixed logs: one line, exit 2
+"""
+import argparse
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tools"))
+import validate_result  # noqa: E402
+
+H100_MULTI = "nccl-tests/h100x8_1node_nccltests2.17.8_multi-coll_xxrjun_cnode3-002.log"
+H100_10N = "nccl-tests/h100x8_10node_nccltests2.17.8_multi-coll_xxrjun_N10_G8.log"
+H100_FLOAT = "nccl-tests/h100x8_1node_all_reduce_float_dgxc-benchmarking.log"
+H800 = [f"nccl-tests/h800x8_all_reduce_float_panlichen_run{i}.txt" for i in range(6)]
+OLD = {  # the 2.0-2.11 logs without Rank lines: the ranks their rates give (busbw / algbw = 2(n-1)/n)
+    "nccl-tests/a100_4node_nccltests2.0-2.9era_all_reduce_deepops_slurm-perf.txt": 32,  # 4 DGX A100
+    "nccl-tests/a100x16_2node_nccltests2.10-2.11era_all_reduce_deepops_network-operator.txt": 16,  # 2 DGX A100
+    "nccl-tests/roce_k8s_nccltests2.0-2.9era_all_reduce_deepops_roce-perf.txt": 16,
+}
+PERFTEST = "perftest/perftest_ib_write_bw_gbits_rdmacm_deepops_roce-perf.txt"
+GiB = 1 << 30
+
+
+class Env:
+    def __init__(self, args, tmp):
+        self.report, self.data, self.tmp = args.report, pathlib.Path(args.data), pathlib.Path(tmp)
+        self.validator = validate_result.validator(args.schema)
+
+    def run(self, *args):
+        return subprocess.run([self.report, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+    def imported(self, name, files, *extra):
+        out = self.tmp / f"{name}.json"
+        p = self.run("import", *[self.data / f for f in files], *extra, "-o", out)
+        assert p.returncode == 0, f"import {files}: exit {p.returncode}: {p.stderr}"
+        doc = json.loads(out.read_text())
+        found = list(validate_result.problems(self.validator, doc))
+        assert not found, f"{name}: the imported document does not validate: {found[0]}"
+        print(f"import {' '.join(map(str, files))} {' '.join(extra)}: {p.stderr.strip()}")
+        return out, doc
+
+
+def case(doc, bench, size, in_place=False):
+    rows = [r for r in doc["results"] if r["benchmark"] == bench and r["size_bytes"] == size and
+            r["in_place"] == in_place]
+    assert len(rows) == 1, f"{bench} {size} B in_place={in_place}: {len(rows)} rows"
+    return rows[0]
+
+
+def close(a, b, rel=1e-3):
+    return abs(a - b) <= rel * abs(b)
+
+
+def check_logs(env):
+    path, doc = env.imported("h100", [H100_MULTI])
+    src = doc["run"]["source"]
+    assert src["tool"] == "nccl-tests" and src["version"] == "2.17.8" and src["format"] == "text", src
+    assert doc["environment"]["libraries"] == {"nccl": "2.29.2"}, doc["environment"]["libraries"]
+    assert [h["hostname"] for h in doc["environment"]["hosts"]] == ["cnode3-002"]
+    benches = sorted({r["benchmark"] for r in doc["results"]})
+    assert benches == ["allgather_bench", "allreduce_bench", "alltoall_bench", "reducescatter_bench",
+                       "sendrecv_bench"], benches
+    # the log: 17179869184 B all_reduce, out-of-place 62340.7 us, 275.58 GB/s algbw, 482.27 GB/s busbw
+    ar = case(doc, "allreduce_bench", 16 * GiB)
+    assert ar["ranks"] == 8 and ar["dtype"] == "float64" and ar["wrong_elements"] == 0, ar
+    assert close(ar["time"]["p50_us"], 62340.7, 1e-9) and close(ar["busbw_GBps"], 482.27), ar
+    assert ar["peak_GBps"] == 450.0 and "H100 SXM" in ar["peak_basis"], ar["peak_basis"]
+    # alltoall in place: the log printed N/A for #wrong (not checked)
+    a2a = case(doc, "alltoall_bench", 32 << 20, in_place=True)
+    assert a2a["wrong_elements"] is None and close(a2a["busbw_GBps"], 237.47), a2a
+    ag = case(doc, "allgather_bench", 32 << 20)
+    assert ag["count"] == 524288 and close(ag["busbw_GBps"], 237.85), ag
+    print(f"  8x H100: all_reduce 16 GiB {ar['busbw_GBps']:.2f} GB/s busbw (the log: 482.27), "
+          f"{ar['pct_of_peak']:.1f}% of {ar['peak_GBps']:.0f}; all_gather 32 MiB {ag['busbw_GBps']:.2f} (237.85)")
+    for sub in (["table", path], ["html", path, "-o", env.tmp / "h100.html"]):
+        p = env.run(*sub)
+        assert p.returncode == 0, f"{sub[0]}: exit {p.returncode}: {p.stderr}"
+    table = env.run("table", path).stdout
+    assert "imported from nccl-tests 2.17.8 text" in table, table[:600]
+    page = (env.tmp / "h100.html").read_text()
+    assert "nccl-tests 2.17.8 (text), imported by ccbench" in page
+    p = env.run("accept", path, "--profile", env.profiles / "h100-sxm-8gpu.json")
+    line = next(x for x in p.stdout.splitlines() if x.startswith("allreduce-busbw-16g"))
+    assert " PASS " in line, p.stdout
+    print(f"  accept (h100-sxm-8gpu) on it: {' '.join(line.split())}")
+
+    _, doc = env.imported("h100x80", [H100_10N])
+    ar = case(doc, "allreduce_bench", 8 * GiB)
+    assert ar["ranks"] == 80 and ar["nodes"] == 10 and ar["peak_GBps"] is None, ar
+    assert "several hosts" in ar["peak_basis"], ar["peak_basis"]
+    print(f"  10 x 8 H100: 80 ranks on 10 hosts, all_reduce 8 GiB {ar['busbw_GBps']:.2f} GB/s, peak unknown "
+          f"({ar['peak_basis']})")
+
+    for f, ranks in OLD.items():
+        p = env.run("import", env.data / f, "-o", env.tmp / "old.json")
+        assert p.returncode == 2 and "--test" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        _, doc = env.imported("old", [f], "--test", "all_reduce")
+        got = {r["ranks"] for r in doc["results"]}
+        assert got == {ranks}, f"{f}: ranks {got}, expected {ranks}"
+        assert any("from busbw / algbw" in n for n in doc["run"]["source"]["notes"]), doc["run"]["source"]
+        assert all(r["wrong_elements"] is None for r in doc["results"]), "the old error column is no count"
+        print(f"  {pathlib.Path(f).name}: {len(doc['results'])} rows, {ranks} ranks from the rates")
+
+    _, doc = env.imported("perftest", [PERFTEST])
+    (r,) = doc["results"]
+    # the log: 65536 B, 5000 iterations, BW peak 92.42 Gb/sec, BW average 92.40 Gb/sec (--report_gbits: 1e9 bit/s)
+    assert r["benchmark"] == "ib_write_bw_bench" and r["backend"] == "verbs" and r["size_bytes"] == 65536, r
+    assert close(r["busbw_GBps"], 92.40 / 8, 1e-9) and close(r["bw_peak_GBps"], 92.42 / 8, 1e-9), r
+    ep = r["rdma"]["endpoints"]
+    assert ep[0]["device"] == "mlx5_0" and ep[0]["gid"] == "::ffff:10.10.11.12" and ep[1]["gid"] == "::ffff:10.10.11.11"
+    assert r["rdma"]["tx_depth"] == 128 and r["rdma"]["mtu"] == 4096 and r["ops_per_sample"] == 5000, r["rdma"]
+    print(f"  perftest ib_write_bw: 92.40 Gb/sec -> {r['busbw_GBps']:.4f} GB/s")
+
+
+def check_platforms(env):
+    h800, doc = env.imported("h800", H800, "--test", "all_reduce", "--label", "H800")
+    top = case(doc, "allreduce_bench", 4 * GiB)
+    assert top["time"]["n"] == 6 and len(top["samples_us"]) == 6, top["time"]
+    assert top["peak_GBps"] == 200.0 and "H800 SXM" in top["peak_basis"], top["peak_basis"]
+    h100, doc = env.imported("h100f", [H100_FLOAT], "--test", "all_reduce", "--label", "H100")
+    assert case(doc, "allreduce_bench", 4 * GiB)["peak_GBps"] == 450.0
+    page = env.tmp / "platforms.html"
+    p = env.run("compare", h800, h100, "--label-a", "H800", "--label-b", "H100", "--html", page)
+    assert p.returncode == 0, f"compare: exit {p.returncode}: {p.stderr}"
+    print(p.stdout)
+    row = next(x.split() for x in p.stdout.splitlines() if x.strip().startswith("4 GiB"))
+    # size(2) placement busbw_a busbw_b %peak_a %peak_b measured spec
+    busbw_a, busbw_b, pct_a, pct_b, measured, spec = map(float, row[3:9])
+    assert spec == 2.25 and close(measured, busbw_b / busbw_a, 2e-3), row
+    assert close(pct_a, 100 * busbw_a / 200, 2e-3) and close(pct_b, 100 * busbw_b / 450, 2e-3), row
+    html = page.read_text()
+    assert all(t in html for t in ("H800 %peak", "H100 %peak", "measured B/A", "spec B/A", row[6], row[8])), html[:400]
+    print(f"4 GiB: H800 {busbw_a} GB/s = {pct_a}% of 200, H100 {busbw_b} GB/s = {pct_b}% of 450; measured "
+          f"H100/H800 {measured} against the spec's {spec}; the page {page.name} has the same row")
+
+
+def writer_json(rows, args, devices, per_iter):
+    """A -J document as nccl-tests 2.19.6's src/util.cu writes it (one line, booleans and NaN as strings, %lf
+    numbers, root "%6i"), around ROWS taken from a real log. PER_ITER: (times_us per iteration, per-process rows)
+    for each row, as -I 1 adds them."""
+    results = []
+    for i, r in enumerate(rows):
+        entry = {"size": r["size"], "count": r["count"], "type": r["type"], "redop": r["redop"],
+                 "root": "%6i" % r["root"]}
+        for side in ("out_of_place", "in_place"):
+            entry[side] = {"time": r[side][0], "alg_bw": r[side][1], "bus_bw": r[side][2], "nwrong": 0.0}
+            if per_iter:
+                times, procs = per_iter[i]
+                entry[side + "_per_iter"] = {"skipped_iterations": 0, "min_us": min(times), "max_us": max(times),
+                                             "avg_us": sum(times) / len(times), "p50_us": sorted(times)[len(times) // 2],
+                                             "times_us": times, "per_process_max_times_us": procs}
+        entry["actual_iterations"] = 20
+        entry["experiment_name"] = ""
+        results.append(entry)
+    doc = {"version": 3, "start_time": "2026-01-28 14:50:17", "args": args, "env": [], "nccl_version": 22902,
+           "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": rows[0]["size"], "maximum_bytes": rows[-1]["size"],
+                      "step_factor": 2, "warmup_iters": 5, "iterations": 20, "aggregated_iterations": 1,
+                      "validation": 1, "graph": 0, "blocking_collectives": "false", "per_iter_timing":
+                      "true" if per_iter else "false", "per_iter_skip": 0, "parallel_init": "false",
+                      "devices": devices},
+           "results": results, "out_of_bounds": {"count": 0, "okay": "true"},
+           "average_bus_bandwidth": {"bandwidth": "nan", "okay": "unchecked"}, "errors": [],
+           "end_time": "2026-01-28 14:51:02"}
+    text = json.dumps(doc, separators=(",", ":")).replace("/", "\\/")
+    return re.sub(r'("(?:time|alg_bw|bus_bw|nwrong)":)(-?[0-9.]+)', lambda m: f"{m[1]}{float(m[2]):f}", text)
+
+
+def real_rows(path):
+    """The all_reduce rows of the real 8x H100 log, and its devices as -J lists them (one per process)."""
+    rows, devices, inside = [], [], False
+    for line in path.read_text().splitlines():
+        if line.startswith("# Collective test starting:"):
+            inside = line.split()[-1] == "all_reduce_perf"
+        m = re.match(r"#\s+Rank\s+(\d+) Group\s+\d+ Pid\s+(\d+) on (\S+) device\s+(\d+) \[(\S+)\] (.*)", line)
+        if inside and m:
+            devices.append({"rank": int(m[1]), "group": 0, "pid": int(m[2]), "hostname": m[3], "device": int(m[4]),
+                            "device_hex": m[5], "device_info": m[6]})
+        f = line.split()
+        if inside and len(f) == 13 and f[0].isdigit():
+            rows.append({"size": int(f[0]), "count": int(f[1]), "type": f[2], "redop": f[3], "root": int(f[4]),
+                         "out_of_place": tuple(map(float, f[5:8])), "in_place": tuple(map(float, f[9:12]))})
+    return rows, devices
+
+
+def check_json(env):
+    rows, devices = real_rows(env.data / H100_MULTI)
+    assert len(rows) == 10 and len(devices) == 8, (len(rows), len(devices))
+    args = ["./build/all_reduce_perf", "-b", "32M", "-e", "64G", "-f", "2", "-d", "double", "-J", "r.json"]
+    plain = env.tmp / "plain.json"
+    plain.write_text(writer_json(rows, args, devices, None))
+    _, doc = env.imported("json", [plain])
+    ar = case(doc, "allreduce_bench", 16 * GiB)
+    assert close(ar["busbw_GBps"], 482.27) and ar["time"]["n"] == 1, ar
+    assert doc["run"]["source"]["format"] == "json" and doc["run"]["started_utc"] == "2026-01-28T14:50:17Z"
+    assert doc["environment"]["libraries"] == {"nccl": "2.29.2"}
+    # -I 1: 20 iterations a row, each process's own; the printed time is their mean. Rank 5 arrives 30 us late to
+    # every iteration, so its own time is the shortest and the others' is 30 us longer (what a straggler does).
+    per_iter = []
+    for r in rows:
+        base = r["out_of_place"][0]
+        procs = [[base - 30.0 if p == 5 else base for _ in range(20)] for p in range(8)]
+        per_iter.append(([base] * 20, procs))
+    slow = env.tmp / "per_iter.json"
+    slow.write_text(writer_json(rows, args, devices, per_iter))
+    _, doc = env.imported("per_iter", [slow])
+    ar = case(doc, "allreduce_bench", 16 * GiB)
+    assert ar["time"]["n"] == 20 and ar["time"]["p50_ci95_lo_us"] is not None, ar["time"]
+    assert len(ar["per_rank"]) == 8 and ar["per_rank"][5]["last"] == 20, ar["per_rank"][5]
+    t = env.run("table", env.tmp / "per_iter.json").stdout
+    assert re.search(r"straggler in world: rank 5 \(cnode3-002", t), t[-1500:]
+    print("  -J with -I 1: 20 samples a row; " + next(x for x in t.splitlines() if "straggler" in x).strip())
+
+
+def check_malformed(env):
+    text = (env.data / H100_MULTI).read_text()
+    perf = (env.data / PERFTEST).read_text()
+    cases = {
+        "cut-mid-row.log": (text[:text.index("  4294967296")] + "  4294967296   536870", "fields under a header"),
+        "cut-after-row.log": (text[:text.index("# Out of bounds")], "ends without its '# Avg bus bandwidth'"),
+        "header-only.log": (text[:text.index("    33554432")], "a table header and no row"),
+        "empty.log": ("", "not a nccl-tests log"),
+        "words.log": ("hello\nworld\n", "not a nccl-tests log"),
+        "cut.json": ('{"version":3,"args":["all_reduce_perf"],"config":{', "truncated or not JSON"),
+        "foreign.json": ('{"schema": "ccbench.result"}', "not a nccl-tests -J file"),
+        "hypercube.log": (text.replace("all_reduce_perf", "hypercube_perf"), "has no ccbench bench"),
+        "perftest-cut.txt": (perf[:perf.index("65536      5000")], "truncated: no result row"),
+        "perftest-read.txt": (perf.replace("RDMA_Write BW Test", "RDMA_Read BW Test"), "ib_write_bw and ib_write_lat"),
+        "bad-type.log": (text.replace("double     sum", "quad       sum", 1), "unknown type 'quad'"),
+    }
+    for name, (body, want) in cases.items():
+        path = env.tmp / name
+        path.write_text(body)
+        p = env.run("import", path, "-o", env.tmp / "out.json")
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and want in lines[0], f"{name}: exit {p.returncode}: {lines}"
+        assert not (env.tmp / "out.json").exists(), f"{name}: a document was written"
+        print(f"  {name}: exit 2, {lines[0].split(': ', 2)[-1]}")
+    p = env.run("import", env.data / H100_MULTI, env.data / PERFTEST, "-o", env.tmp / "out.json")
+    assert p.returncode == 2 and "one tool's logs at a time" in p.stderr, p.stderr
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--report", required=True)
+    parser.add_argument("--data", required=True, help="tests/data/import")
+    parser.add_argument("--schema", required=True)
+    parser.add_argument("--profiles", required=True)
+    parser.add_argument("what", choices=["logs", "platforms", "json", "malformed"])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ccbench-import-") as tmp:
+        env = Env(args, tmp)
+        env.profiles = pathlib.Path(args.profiles)
+        {"logs": check_logs, "platforms": check_platforms, "json": check_json, "malformed": check_malformed}[
+            args.what](env)
+    print(f"PASS: import {args.what}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
