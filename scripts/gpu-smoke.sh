@@ -12,7 +12,8 @@
 #                      launch, verification), not bandwidth: one rank moves nothing over a link
 #   graph       150 s  allreduce 8 B timed as batch, per_op and graph (CUDA graphs), on the blocking
 #                      communicator and the non-blocking one; a graph sweep to 64 MiB beside a stream sweep
-#   dtypes      150 s  allreduce -c 1 for every element type (the verification kernels, 0 wrong expected)
+#   dtypes      150 s  allreduce -c 1 for every element type (the verification kernels, 0 wrong expected), and
+#                      with -R 1 and -R 2 (buffers registered, symmetric windows: NCCL 2.27+, else refused)
 #   report       30 s  ccbench-report table over every result of the run
 # All steps take about 740 s at most: on a machine that allows 10 minutes a command, run it as two,
 #   ccbench-gpu-smoke --steps env,copy,graph,report OUT   then   ccbench-gpu-smoke --steps collectives,dtypes,report OUT
@@ -203,6 +204,10 @@ step_dtypes() {
   for d in "${dtypes[@]}"; do
     run mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 16M -f 64 -c 1 -n 5 -d "$d" \
       --out "$out/dtypes-$d.json" || rc=1
+  done
+  for d in 1 2; do  # -R: ncclMemAlloc + ncclCommRegister, then symmetric windows
+    run mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 64 -c 1 -n 5 -R "$d" \
+      --out "$out/dtypes-register$d.json" || rc=1
   done
   table "$out"/dtypes-*.json
   return "$rc"

@@ -50,7 +50,7 @@ std::unique_ptr<Backend> make_nccl(MpiGroup& group, RankPlacement placement, con
                                    std::string_view variant) {
 #if CCBENCH_HAVE_NCCL
   return make_nccl_backend(group, placement.local_rank, placement.local_size, config.timeout_s, config.check,
-                           variant == "ring" ? "Ring" : "");
+                           config.registration, variant == "ring" ? "Ring" : "");
 #else
   (void)group;
   (void)placement;

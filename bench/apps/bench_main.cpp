@@ -330,6 +330,10 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
       throw UsageError(
           fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs the NCCL backend, and {}", resolved.why));
     }
+    if (in.config.registration != Registration::None && choice != BackendChoice::Nccl) {
+      throw UsageError(fmt::format("-R {} registers NCCL's buffers: it needs the NCCL backend, and {}",
+                                   static_cast<int>(in.config.registration), resolved.why));
+    }
     if (in.config.timing == TimingMode::Graph && choice == BackendChoice::Mpi) {
       throw UsageError(
           fmt::format("--timing graph captures CUDA graphs: it needs the NCCL backend, and {}", resolved.why));

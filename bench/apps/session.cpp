@@ -119,6 +119,9 @@ CaseResult Session::base_result(const GroupPlan& g, std::uint64_t size, bool in_
   r.timing = c.timing;
   r.clock = m_facts.clock;
   r.variant = m_variant;
+  if (r.backend == "nccl" && c.registration != Registration::None) {
+    r.registration = std::string(name(c.registration));
+  }
   const int n = static_cast<int>(g.ranks.size());
   r.spec = {c.collective, c.dtype, c.op, c.root, in_place, 0};
   r.spec.count = count_for_bytes(m_coll, size, size_of(c.dtype), n);

@@ -230,6 +230,10 @@ std::vector<std::string> validate(const RunConfig& c) {
     errors.push_back(
         fmt::format("--nccl-variants forces NCCL's ring algorithm: it needs --backend nccl, not {}", name(c.backend)));
   }
+  if (c.registration != Registration::None && c.backend != BackendChoice::Nccl && c.backend != BackendChoice::Auto) {
+    errors.push_back(fmt::format("-R {} registers NCCL's buffers: it needs --backend nccl, not {}",
+                                 static_cast<int>(c.registration), name(c.backend)));
+  }
   if (c.all_pairs && !is_rdma(c.collective) && c.split != Split::World) {
     errors.push_back(
         fmt::format("--all-pairs and --split {}: give one of them (--all-pairs makes its own pairs)", name(c.split)));

@@ -230,6 +230,9 @@ nlohmann::json case_to_json(const CaseResult& r) {
   if (!r.variant.empty()) {  // 1.5.0, --nccl-variants only
     j["variant"] = r.variant;
   }
+  if (!r.registration.empty()) {  // 1.10.0, -R 1 or 2 only
+    j["registration"] = r.registration;
+  }
   return j;
 }
 
@@ -294,6 +297,7 @@ CaseResult case_from_json(const nlohmann::json& j) {
     r.bw_peak_GBps = optional_from<double>(j.value("bw_peak_GBps", nlohmann::json(nullptr)));
   }
   r.variant = j.value("variant", std::string{});
+  r.registration = j.value("registration", std::string{});
   for (const auto& t : j.value("per_rank", nlohmann::json::array())) {  // 1.9.0
     RankTimes rt;
     rt.rank = t.at("rank").get<int>();

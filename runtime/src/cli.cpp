@@ -20,6 +20,7 @@ namespace {
 struct RawOptions {
   std::string min_bytes = "8";
   std::string max_bytes = "32M";
+  std::string registration = "0";
   std::string dtype = "float32";
   std::string op = "sum";
   std::string backend = "auto";
@@ -103,6 +104,9 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
     app.add_flag("--nccl-variants", c.nccl_variants,
                  "run the sweep as configured, then again with NCCL_ALGO=Ring (new communicators); results "
                  "tagged variant configured / ring (NCCL)");
+    app.add_option("-R,--local-register", raw.registration,
+                   "NCCL buffers from ncclMemAlloc registered with the communicator: 0 no, 1 ncclCommRegister, 2 "
+                   "symmetric windows (ncclCommWindowRegister, NCCL 2.27+) (default 0)");
     app.add_option("-r,--root", raw.root, "root rank of broadcast / reduce (default 0)");
     app.add_option("--backend", raw.backend, "auto | mpi | nccl (auto: NCCL when a GPU is visible)");
     app.add_option("--placement", raw.placement, "out | in | both (out-of-place and in-place; default both)");
@@ -186,6 +190,11 @@ void apply(const RawOptions& raw, RunConfig& c) {
                                        : BackendChoice::Nccl;
   } else {
     throw UsageError(fmt::format("--backend '{}' is not one of: auto, mpi, nccl", raw.backend));
+  }
+  if (const auto reg = parse_registration(raw.registration)) {
+    c.registration = *reg;
+  } else {
+    throw UsageError(fmt::format("-R '{}' is not one of: 0 (none), 1 (local), 2 (symmetric)", raw.registration));
   }
   if (raw.placement == "out" || raw.placement == "in" || raw.placement == "both") {
     c.placement = raw.placement == "out"  ? Placement::OutOfPlace

@@ -46,6 +46,11 @@ BAD_INPUT = {
     "nccl_variants_without_gpu": (["--nccl-variants"], "--nccl-variants forces NCCL's ring algorithm: it needs the "
                                   "NCCL backend, and --backend auto chose mpi"),
     "nccl_variants_on_mpi": (["--nccl-variants", "--backend", "mpi"], "it needs --backend nccl, not mpi"),
+    "register_on_mpi": (["-R", "2", "--backend", "mpi"], "-R 2 registers NCCL's buffers: it needs --backend nccl, "
+                        "not mpi"),
+    "register_without_gpu": (["-R", "1"], "-R 1 registers NCCL's buffers: it needs the NCCL backend, and --backend "
+                             "auto chose mpi"),
+    "register_bad": (["-R", "3"], "-R '3' is not one of: 0 (none), 1 (local), 2 (symmetric)"),
     # (flags, message, bench, ranks): 0 ranks runs the bench without mpirun (an MPI singleton)
     "all_pairs_one_rank": (["--all-pairs"], "--all-pairs over 1 rank: no pair to measure; start it with mpirun -np 2",
                            "sendrecv_bench", 1),

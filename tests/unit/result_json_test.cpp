@@ -108,6 +108,7 @@ ResultDocument sample_document() {
   ring.spec.dtype = DType::Float8e4m3;
   ring.variant = "ring";
   ring.per_rank = summarize_ranks({{1.5e-6, 2e-6, 4e-6}, {3e-6, 1e-6, 2.5e-6}}, {0, 1});  // 1.9.0: --per-rank
+  ring.registration = "symmetric";                                                        // 1.10.0: -R 2
   doc.results.push_back(ring);
   return doc;
 }
@@ -122,6 +123,9 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   EXPECT_FALSE(j.at("results").at(0).contains("variant"));  // only --nccl-variants rows carry one
   EXPECT_EQ(j.at("results").back().at("variant"), "ring");
   EXPECT_EQ(j.at("results").back().at("dtype"), "float8_e4m3");
+  EXPECT_EQ(j.at("results").back().at("registration"), "symmetric");
+  EXPECT_FALSE(j.at("results").at(0).contains("registration"));  // only -R 1 / 2 rows carry one
+  EXPECT_EQ(j.at("run").at("source").at("tool"), "nccl-tests");
 }
 
 TEST(ResultJson, ReadsA1_0DocumentAsOneWorldGroup) {

@@ -8,6 +8,7 @@
 
 #include "ccbench/collective.hpp"
 #include "ccbench/groups.hpp"
+#include "ccbench/registration.hpp"
 #include "ccbench/types.hpp"
 
 namespace ccbench {
@@ -73,7 +74,8 @@ struct RunConfig {
   bool check_args_only = false;  // --check-args: the options are checked (as by any run) and nothing runs
   std::optional<double> peak_GBps;
   bool nccl_variants = false;  // --nccl-variants: the sweep as configured, then again with NCCL_ALGO=Ring
-  RdmaOptions rdma;            // ib_write_bw / ib_write_lat only
+  Registration registration = Registration::None;  // -R: NCCL buffers registered (1) or symmetric windows (2)
+  RdmaOptions rdma;                                // ib_write_bw / ib_write_lat only
   std::vector<std::string> argv;
 };
 

@@ -122,9 +122,15 @@ Loaded load() {
   bind(handle, "ncclBroadcast", a.Broadcast, missing);
   bind(handle, "ncclReduce", a.Reduce, missing);
   std::string optional;
-  bind(handle, "ncclAlltoAll", a.AlltoAll, optional);                     // 2.28 and later
-  bind(handle, "ncclGather", a.Gather, optional);                         // 2.28 and later
-  bind(handle, "ncclScatter", a.Scatter, optional);                       // 2.28 and later
+  bind(handle, "ncclAlltoAll", a.AlltoAll, optional);  // 2.28 and later
+  bind(handle, "ncclGather", a.Gather, optional);      // 2.28 and later
+  bind(handle, "ncclScatter", a.Scatter, optional);    // 2.28 and later
+  bind(handle, "ncclMemAlloc", a.MemAlloc, optional);  // 2.19 and later (-R)
+  bind(handle, "ncclMemFree", a.MemFree, optional);
+  bind(handle, "ncclCommRegister", a.CommRegister, optional);
+  bind(handle, "ncclCommDeregister", a.CommDeregister, optional);
+  bind(handle, "ncclCommWindowRegister", a.CommWindowRegister, optional);  // 2.27 and later (-R 2)
+  bind(handle, "ncclCommWindowDeregister", a.CommWindowDeregister, optional);
   a.file = library_file_of(reinterpret_cast<const void*>(a.GetVersion));  // NOLINT
   if (!missing.empty()) {
     l.error = fmt::format("the NCCL library {} has no {} (NCCL 2.14 or later is needed)", a.file, missing);

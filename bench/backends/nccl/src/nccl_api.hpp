@@ -35,8 +35,19 @@ struct NcclApi {
   using RootedFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   RootedFn Gather = nullptr;  // 2.28 and later, as AlltoAll
   RootedFn Scatter = nullptr;
+  // -R (2.19 and later; windows 2.27): null where the library has none. Declared by hand, not from nccl.h, so the
+  // backend builds against an older header too; nccl.h's ncclWindow_t is a pointer, held here as void*.
+  ncclResult_t (*MemAlloc)(void** ptr, size_t size) = nullptr;
+  ncclResult_t (*MemFree)(void* ptr) = nullptr;
+  ncclResult_t (*CommRegister)(ncclComm_t comm, void* buff, size_t size, void** handle) = nullptr;
+  ncclResult_t (*CommDeregister)(ncclComm_t comm, void* handle) = nullptr;
+  ncclResult_t (*CommWindowRegister)(ncclComm_t comm, void* buff, size_t size, void** win, int flags) = nullptr;
+  ncclResult_t (*CommWindowDeregister)(ncclComm_t comm, void* win) = nullptr;
   std::string file;  // the library loaded, links resolved
 };
+
+/// NCCL_WIN_COLL_SYMMETRIC of nccl.h 2.27 (a window every rank registers alike).
+inline constexpr int kWindowSymmetric = 0x01;
 
 /// The library, loaded on first call and kept: CCBENCH_NCCL_LIBRARY (a file) when set, else
 /// libnccl.so.2 as the loader finds it (LD_LIBRARY_PATH, the system's folders), else CUDA's

@@ -31,6 +31,7 @@
 #include "nccl_api.hpp"
 #include "nccl_check.hpp"
 #include "nccl_compat.hpp"
+#include "nccl_memory.hpp"
 #include "nccl_ops.hpp"
 #if CCBENCH_NCCL_KERNELS
 #include "ccbench/kernels.hpp"
@@ -99,6 +100,7 @@ struct Setup {
   double timeout_s = 0.0;
   bool check = false;    // -c: cases whose result cannot be checked exactly are refused
   bool blocking = true;  // CCBENCH_NCCL_BLOCKING=0: the non-blocking communicator, to measure what it costs
+  Registration registration = Registration::None;  // -R
   // The lowest across the group: what every rank may use (each rank decides supports() alone, so a
   // job mixing GPU generations or NCCL libraries must decide alike, or one rank skips what others enter).
   int group_nccl_version = 0;
@@ -141,8 +143,8 @@ class NcclBackend final : public Backend {
   int m_group_sm_major;      // the lowest compute capability in the group
   bool m_check;
   cuda::Stream m_stream;
-  cuda::DeviceBuffer m_send_alloc;
-  cuda::DeviceBuffer m_recv_alloc;
+  nccl_detail::NcclMemory m_send_alloc;  // released (deregistered) in the destructor, before the communicator
+  nccl_detail::NcclMemory m_recv_alloc;
   cuda::DeviceBuffer m_wrong;  // the device-side wrong-element count (kernels)
   Communicator m_comm;
   std::string m_what = "queued NCCL work";  // the current case, for errors; read by m_timer
@@ -163,6 +165,8 @@ class NcclBackend final : public Backend {
  public:
   ~NcclBackend() override {
     drop_graph();
+    m_send_alloc.release(m_comm);  // registrations end before their communicator does
+    m_recv_alloc.release(m_comm);
     m_comm.release_before_abort({});  // the graph's members go before the communicator does
   }
   NcclBackend(const NcclBackend&) = delete;
@@ -178,6 +182,8 @@ NcclBackend::NcclBackend(const Setup& setup)
       m_group_nccl_version(setup.group_nccl_version),
       m_group_sm_major(setup.group_sm_major),
       m_check(setup.check),
+      m_send_alloc(setup.registration, "send buffer"),
+      m_recv_alloc(setup.registration, "receive buffer"),
       m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s, setup.blocking),
       m_timer(m_comm, m_stream.get(), m_what),
       m_device(setup.device) {
@@ -273,8 +279,8 @@ void NcclBackend::prepare(const CaseSpec& spec) {
   wait();        // the previous case's ops may still use buffers that are about to grow
   drop_graph();  // it holds the previous case's buffers and count
   const nccl_detail::Footprint need = nccl_detail::footprint(spec, m_comm.size());
-  m_send_alloc.reserve(need.send_bytes);
-  m_recv_alloc.reserve(need.recv_bytes);
+  m_send_alloc.reserve(need.send_bytes, m_comm);
+  m_recv_alloc.reserve(need.recv_bytes, m_comm);
   m_spec = spec;
   m_layout = nccl_detail::layout(spec, m_comm.size(), m_comm.rank(), m_send_alloc.data(), m_recv_alloc.data());
   m_args = op_args(spec);
@@ -420,7 +426,7 @@ CudaAnswer cuda_answer() noexcept { return cuda::ask(); }
 std::string nccl_unavailable() { return nccl_detail::nccl_load_error(); }
 
 std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check,
-                                           std::string_view algo) {
+                                           Registration registration, std::string_view algo) {
   if (!algo.empty() && ::setenv("NCCL_ALGO", std::string{algo}.c_str(), 1) != 0) {
     throw std::runtime_error("setenv(NCCL_ALGO) failed");
   }
@@ -437,6 +443,11 @@ std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int loc
     setup.group_nccl_version = std::min(setup.group_nccl_version, std::stoi(rank.substr(0, space)));
     setup.group_sm_major = std::min(setup.group_sm_major, std::stoi(rank.substr(space + 1)));
   }
+  // -R: refused alike on every rank (the oldest library loaded decides), before a communicator is made
+  if (auto why = registration_refusal(registration, NCCL_VERSION_CODE, setup.group_nccl_version); !why.empty()) {
+    throw UsageError(why);
+  }
+  setup.registration = registration;
   setup.id = share_unique_id(group);
   setup.rank = group.rank();
   setup.nranks = group.size();

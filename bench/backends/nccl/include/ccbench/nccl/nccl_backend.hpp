@@ -7,6 +7,7 @@
 #include "ccbench/backend.hpp"
 #include "ccbench/gpu_probe.hpp"
 #include "ccbench/group.hpp"
+#include "ccbench/registration.hpp"
 #include "ccbench/version.hpp"
 
 namespace ccbench {
@@ -30,8 +31,10 @@ std::string nccl_unavailable();
 /// `timeout_s` (TimeoutError on expiry); so is every later op. A non-positive timeout means no limit.
 /// With `check` (-c), cases whose result cannot be checked exactly are refused with the reason. A non-empty
 /// `algo` is set as NCCL_ALGO before the communicator is made (NCCL reads it then, for its tuning model):
-/// "Ring" for --nccl-variants' ring variant; it stays set for the process.
+/// "Ring" for --nccl-variants' ring variant; it stays set for the process. `registration` (-R) allocates the
+/// buffers with ncclMemAlloc and registers them (1) or makes them symmetric windows (2); refused with one line
+/// (UsageError, on every rank) where the NCCL built against or loaded is too old (registration_refusal).
 std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int local_size, double timeout_s, bool check,
-                                           std::string_view algo = {});
+                                           Registration registration = Registration::None, std::string_view algo = {});
 
 }  // namespace ccbench
