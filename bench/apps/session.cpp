@@ -14,6 +14,7 @@
 #include "ccbench/topo/fabric_read.hpp"
 #include "ccbench/topo/specs.hpp"
 #include "ccbench/topo/topology_json.hpp"
+#include "ccbench/traffic.hpp"
 #include "ccbench/version.hpp"
 #include "debug_hooks.hpp"
 #include "table_header.hpp"
@@ -123,15 +124,18 @@ CaseResult Session::base_result(const GroupPlan& g, std::uint64_t size, bool in_
     r.registration = std::string(name(c.registration));
   }
   const int n = static_cast<int>(g.ranks.size());
-  r.spec = {c.collective, c.dtype, c.op, c.root, in_place, 0};
-  r.spec.count = count_for_bytes(m_coll, size, size_of(c.dtype), n);
+  r.spec = {c.collective, c.dtype, c.op, c.root, in_place, 0, nullptr};
+  if (m_coll.send == Span::Plan) {
+    r.spec.traffic = c.traffic;  // alltoallv: the sizes follow from its traffic (traffic.hpp)
+  }
+  r.spec.count = case_count(r.spec, size, n);
   r.ranks = n;
   r.nodes = static_cast<int>(g.hosts.size());
   r.group = g.kind;
   r.group_id = g.id;
   r.group_ranks = g.ranks;
   r.group_hosts = g.hosts;
-  r.size_bytes = r.spec.count > 0 ? algbw_bytes(m_coll, r.spec.count, size_of(c.dtype), n) : size;
+  r.size_bytes = r.spec.count > 0 ? case_bytes(r.spec, n) : size;
   r.bus_factor = bus_factor(m_coll.factor, n);
   r.peak_GBps = c.peak_GBps;
   if (r.peak_GBps) {

@@ -69,7 +69,7 @@ double bus_factor(BusFactor factor, int nranks) {
 }
 
 std::uint64_t elements(Span span, std::uint64_t count, int nranks) {
-  return span == Span::Count ? count : count * static_cast<std::uint64_t>(nranks);
+  return span == Span::Count ? count : count * static_cast<std::uint64_t>(nranks);  // Plan: traffic.hpp
 }
 
 std::uint64_t count_for_bytes(const CollectiveInfo& coll, std::uint64_t bytes, std::size_t type_size, int nranks) {

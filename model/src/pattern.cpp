@@ -8,13 +8,51 @@
 #include <vector>
 
 #include "ccbench/dtype_dispatch.hpp"
+#include "ccbench/traffic.hpp"
 
 namespace ccbench {
 namespace {
 
-std::int64_t expected_output(const CaseSpec& spec, int nranks, int rank, std::uint64_t index) {
-  return pattern_math::expected(pattern_params(spec, nranks, rank), index);
-}
+/// What a correct collective leaves in output element `index` of `rank`: pattern_math's arithmetic, or for
+/// alltoallv the segments of its plan (from each source in rank order, the part of that source's input meant for
+/// this rank, as nccl-tests' AlltoAllvInitData lays them out).
+class ExpectedOutput {
+ public:
+  ExpectedOutput(const CaseSpec& spec, int nranks, int rank) : m_params(pattern_params(spec, nranks, rank)) {
+    if (info(spec.collective).recv != Span::Plan) {
+      return;
+    }
+    const TrafficPlan plan = plan_of(spec, nranks);
+    std::uint64_t at = 0;
+    for (int src = 0; src < nranks; ++src) {
+      if (const std::uint64_t n = plan.count(src, rank); n > 0) {
+        m_segments.push_back({at, src, plan.send_offset(src, rank)});
+        at += n;
+      }
+    }
+  }
+  std::int64_t operator()(std::uint64_t index) const {
+    if (info(m_params.collective).recv != Span::Plan) {
+      return pattern_math::expected(m_params, index);
+    }
+    const auto after = std::upper_bound(m_segments.begin(), m_segments.end(), index,
+                                        [](std::uint64_t i, const Segment& s) { return i < s.start; });
+    if (after == m_segments.begin()) {
+      return 0;
+    }
+    const Segment& s = *std::prev(after);
+    return pattern_math::input(m_params, s.src, s.src_offset + (index - s.start));
+  }
+
+ private:
+  struct Segment {
+    std::uint64_t start;       // in the output
+    int src;                   // whose input
+    std::uint64_t src_offset;  // where in it
+  };
+  pattern_math::Params m_params;
+  std::vector<Segment> m_segments;
+};
 
 // float16, bfloat16 and FP8 are stored as their bits, from the host's conversion of the value.
 template <typename Bits, Bits (*Convert)(float)>
@@ -33,7 +71,7 @@ struct Element<Converted<Bits, Convert>> {
 
 template <typename T>
 void fill_typed(const CaseSpec& spec, int nranks, int rank, void* data) {
-  const std::uint64_t n = elements(info(spec.collective).send, spec.count, nranks);
+  const std::uint64_t n = send_elements(spec, nranks, rank);
   auto* out = static_cast<T*>(data);
   for (std::uint64_t i = 0; i < n; ++i) {
     out[i] = Element<T>::of(pattern_input(spec, nranks, rank, i));
@@ -42,20 +80,22 @@ void fill_typed(const CaseSpec& spec, int nranks, int rank, void* data) {
 
 template <typename T>
 void expected_typed(const CaseSpec& spec, int nranks, int rank, void* data) {
-  const std::uint64_t n = elements(info(spec.collective).recv, spec.count, nranks);
+  const std::uint64_t n = recv_elements(spec, nranks, rank);
+  const ExpectedOutput expected(spec, nranks, rank);
   auto* out = static_cast<T*>(data);
   for (std::uint64_t i = 0; i < n; ++i) {
-    out[i] = Element<T>::of(expected_output(spec, nranks, rank, i));
+    out[i] = Element<T>::of(expected(i));
   }
 }
 
 template <typename T>
 std::uint64_t wrong_typed(const CaseSpec& spec, int nranks, int rank, const void* output) {
-  const std::uint64_t n = elements(info(spec.collective).recv, spec.count, nranks);
+  const std::uint64_t n = recv_elements(spec, nranks, rank);
+  const ExpectedOutput expected(spec, nranks, rank);
   const auto* bytes = static_cast<const unsigned char*>(output);
   std::uint64_t wrong = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    const T want = Element<T>::of(expected_output(spec, nranks, rank, i));
+    const T want = Element<T>::of(expected(i));
     // Bitwise on purpose: patterns are exact, so a right value has exactly these bits (+0 only,
     // no NaN), and half/bfloat16 are compared as stored.
     // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
@@ -155,7 +195,7 @@ std::uint64_t count_wrong(const CaseSpec& spec, int nranks, int rank, const void
   }
   // A value outside the enum: every element counts as wrong.
   return dispatch_dtype<Wrong, HostTypes>(
-      spec.dtype, [&] { return elements(info(spec.collective).recv, spec.count, nranks); }, spec, nranks, rank, output);
+      spec.dtype, [&] { return recv_elements(spec, nranks, rank); }, spec, nranks, rank, output);
 }
 
 std::uint16_t float_to_half(float value) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "ccbench/binding.hpp"
+#include "ccbench/traffic.hpp"
 
 namespace ccbench {
 
@@ -233,6 +234,13 @@ nlohmann::json case_to_json(const CaseResult& r) {
   if (!r.registration.empty()) {  // 1.10.0, -R 1 or 2 only
     j["registration"] = r.registration;
   }
+  if (r.spec.traffic) {  // 1.10.0, alltoallv only: where its per-peer sizes came from
+    const Traffic& t = *r.spec.traffic;
+    j["traffic"] =
+        t.from_matrix()
+            ? nlohmann::json{{"spread", t.spread}, {"matrix_file", t.matrix_file}, {"scale", t.scale}, {"dim", t.dim}}
+            : nlohmann::json{{"spread", t.spread}};
+  }
   return j;
 }
 
@@ -298,6 +306,14 @@ CaseResult case_from_json(const nlohmann::json& j) {
   }
   r.variant = j.value("variant", std::string{});
   r.registration = j.value("registration", std::string{});
+  if (const auto t = j.find("traffic"); t != j.end()) {  // 1.10.0: the matrix's values are not kept, its file is
+    auto traffic = std::make_shared<Traffic>();
+    traffic->spread = t->at("spread").get<double>();
+    traffic->matrix_file = t->value("matrix_file", std::string{});
+    traffic->scale = t->value("scale", 1.0);
+    traffic->dim = t->value("dim", 0);
+    r.spec.traffic = std::move(traffic);
+  }
   for (const auto& t : j.value("per_rank", nlohmann::json::array())) {  // 1.9.0
     RankTimes rt;
     rt.rank = t.at("rank").get<int>();

@@ -6,11 +6,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 
 #include "ccbench/binding.hpp"
 #include "ccbench/cli.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/errors.hpp"
+#include "ccbench/traffic.hpp"
 #include "ccbench/version.hpp"
 
 namespace ccbench {
@@ -21,6 +24,10 @@ struct RawOptions {
   std::string min_bytes = "8";
   std::string max_bytes = "32M";
   std::string registration = "0";
+  // alltoallv_bench: unset flags fall back to nccl-tests' NCCL_TESTS_ALLTOALLV_* variables
+  std::optional<double> spread;
+  std::string matrix;
+  std::optional<double> matrix_scale;
   std::string dtype = "float32";
   std::string op = "sum";
   std::string backend = "auto";
@@ -104,6 +111,16 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
     app.add_flag("--nccl-variants", c.nccl_variants,
                  "run the sweep as configured, then again with NCCL_ALGO=Ring (new communicators); results "
                  "tagged variant configured / ring (NCCL)");
+    if (c.collective == Collective::AllToAllv) {
+      app.add_option("--alltoallv-spread", raw.spread,
+                     "0..1: how the generated traffic favours distant peers, (j - i) mod n (nccl-tests' "
+                     "NCCL_TESTS_ALLTOALLV_SPREAD; default 1)");
+      app.add_option("--alltoallv-matrix", raw.matrix,
+                     "a square file of bytes, row i what rank i sends each rank (NCCL_TESTS_ALLTOALLV_MATRIX_FILE): "
+                     "one case, its sizes from the matrix");
+      app.add_option("--alltoallv-matrix-scale", raw.matrix_scale,
+                     "times every value of the matrix (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE; default 1)");
+    }
     app.add_option("-R,--local-register", raw.registration,
                    "NCCL buffers from ncclMemAlloc registered with the communicator: 0 no, 1 ncclCommRegister, 2 "
                    "symmetric windows (ncclCommWindowRegister, NCCL 2.27+) (default 0)");
@@ -165,6 +182,51 @@ std::optional<std::uint64_t> non_negative(std::int64_t v, std::string_view flag,
     throw UsageError(fmt::format("{} {} must be {}", flag, v, zero_ok ? "0 or more" : "at least 1"));
   }
   return static_cast<std::uint64_t>(v);
+}
+
+/// A number from a flag, else from nccl-tests' environment variable, else `fallback`.
+double flag_or_env(const std::optional<double>& flag, const char* variable, double fallback) {
+  if (flag) {
+    return *flag;
+  }
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') {
+    return fallback;
+  }
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (*end != '\0') {
+    throw UsageError(fmt::format("{}={}: expected a number", variable, text));
+  }
+  return v;
+}
+
+/// alltoallv's traffic from its flags (or nccl-tests' variables). A matrix gives the sizes: one case, so -b and -e
+/// must be equal if given (nccl-tests' rule too).
+std::shared_ptr<const Traffic> alltoallv_traffic(const RawOptions& raw, bool sizes_given, RunConfig& c) {
+  const double spread = flag_or_env(raw.spread, "NCCL_TESTS_ALLTOALLV_SPREAD", 1.0);
+  if (!(spread >= 0.0 && spread <= 1.0)) {
+    throw UsageError(fmt::format("--alltoallv-spread {}: expected 0 (every peer alike) to 1 (by distance)", spread));
+  }
+  std::string file = raw.matrix;
+  if (const char* env = std::getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE"); file.empty() && env != nullptr) {
+    file = env;
+  }
+  auto traffic = std::make_shared<Traffic>();
+  if (!file.empty()) {
+    *traffic = read_traffic_matrix(file, flag_or_env(raw.matrix_scale, "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE", 1.0));
+    if (sizes_given && c.min_bytes != c.max_bytes) {
+      throw UsageError(
+          fmt::format("--alltoallv-matrix {}: the matrix gives the sizes, one case: give -b equal to -e "
+                      "or neither",
+                      file));
+    }
+    c.max_bytes = c.min_bytes;
+  } else if (raw.matrix_scale) {
+    throw UsageError("--alltoallv-matrix-scale scales a matrix: give --alltoallv-matrix FILE");
+  }
+  traffic->spread = spread;
+  return traffic;
 }
 
 void apply(const RawOptions& raw, RunConfig& c) {
@@ -287,6 +349,9 @@ std::variant<RunConfig, EarlyExit> parse_command_line(Collective collective, std
     throw UsageError(fmt::format("{} (see --help)", e.what()));
   }
   apply(raw, config);
+  if (collective == Collective::AllToAllv) {
+    config.traffic = alltoallv_traffic(raw, app.count("--min-bytes") + app.count("--max-bytes") > 0, config);
+  }
   if (is_rdma(collective)) {
     if (!raw.size.empty() && (app.count("--min-bytes") + app.count("--max-bytes") + app.count("--all")) > 0) {
       throw UsageError("--size is one size: leave out -b, -e and -a with it");

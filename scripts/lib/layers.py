@@ -11,7 +11,8 @@ dependencies point one way:
 - ccbench::model links nothing of ours (fmt and nlohmann_json only);
 - ccbench::output and ccbench::runtime link only the model; topo's libraries (specs, discovery) too;
 - ccbench::cuda (runtime/cuda/) links only the model and the runtime;
-- ccbench::report links only the model and the output library;
+- ccbench::report links only the model, the output library and the spec database (ccbench::specs, itself on
+  the model alone: `import` sets an imported run's peak from it);
 - the sources under model/ include only the model's headers; under runtime/, topo/specs/,
   topo/discovery/ and kernels/ only the model's and their own (none reaches into bench/, and the
   two parts of topo/ stay apart); under runtime/cuda/ also the runtime's (and runtime/ none of
@@ -35,7 +36,7 @@ ALLOWED = {  # library -> the libraries of ours it may link
     "ccbench_cuda": {"ccbench_model", "ccbench_runtime"},
     "ccbench_specs": {"ccbench_model"},
     "ccbench_topo_discovery": {"ccbench_model"},
-    "ccbench_report": {"ccbench_model", "ccbench_output"},
+    "ccbench_report": {"ccbench_model", "ccbench_output", "ccbench_specs"},
 }
 OPTIONAL = {"ccbench_cuda"}  # built only where CUDA was found
 INCLUDE_RULES = {  # source folder -> the folders whose include/ it may use

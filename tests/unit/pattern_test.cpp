@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ccbench/traffic.hpp"
 #include "reduce_reference.hpp"
 
 namespace ccbench {
@@ -23,7 +24,7 @@ using test::reduce;
 std::vector<std::vector<float>> inputs(const CaseSpec& spec, int n) {
   std::vector<std::vector<float>> in(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    in[static_cast<std::size_t>(r)].resize(elements(info(spec.collective).send, spec.count, n));
+    in[static_cast<std::size_t>(r)].resize(send_elements(spec, n, r));
     fill_input(spec, n, r, in[static_cast<std::size_t>(r)].data());
   }
   return in;
@@ -33,7 +34,21 @@ std::vector<float> reference_output(const CaseSpec& spec, int n, int rank) {
   const auto in = inputs(spec, n);
   const auto c = spec.count;
   const auto r = static_cast<std::size_t>(rank);
-  std::vector<float> out(elements(info(spec.collective).recv, c, n));
+  std::vector<float> out(recv_elements(spec, n, rank));
+  if (spec.collective == Collective::AllToAllv) {  // from each source in turn, its segment for this rank
+    const TrafficPlan plan = plan_of(spec, n);
+    std::size_t at = 0;
+    for (int q = 0; q < n; ++q) {
+      std::size_t from = 0;  // where q's segment for this rank starts in q's input: after those for ranks below
+      for (int j = 0; j < rank; ++j) {
+        from += plan.count(q, j);
+      }
+      for (std::uint64_t k = 0; k < plan.count(q, rank); ++k) {
+        out[at++] = in[static_cast<std::size_t>(q)][from + k];
+      }
+    }
+    return out;
+  }
   for (std::size_t i = 0; i < out.size(); ++i) {
     switch (spec.collective) {
       case Collective::AllReduce:
@@ -56,6 +71,8 @@ std::vector<float> reference_output(const CaseSpec& spec, int n, int rank) {
         break;
       case Collective::AllToAll:
         out[i] = in[i / c][r * c + i % c];
+        break;
+      case Collective::AllToAllv:  // above
         break;
       case Collective::Broadcast:
         out[i] = in[static_cast<std::size_t>(spec.root)][i];
@@ -158,7 +175,7 @@ TEST(Pattern, ExpectedOutputIsAcceptedAndEachCorruptedElementCounted) {
           const CaseSpec spec{row.id, type, op, n - 1, false, 129};
           const int rank = n - 1;
           const std::size_t size = size_of(type);
-          std::vector<std::byte> out(elements(row.recv, spec.count, n) * size);
+          std::vector<std::byte> out(recv_elements(spec, n, rank) * size);
           fill_expected(spec, n, rank, out.data());
           EXPECT_EQ(count_wrong(spec, n, rank, out.data()), 0U) << row.name << " " << name(type) << " n=" << n;
           out[0] ^= std::byte{1};
@@ -230,7 +247,7 @@ TEST(Pattern, Fp8ReductionsAreExactInAnyOrder) {
       ASSERT_TRUE(p.narrow);
       for (std::uint64_t i = 0; i < spec.count; ++i) {
         for (const int start : {0, 1 % n, n / 2, n - 1}) {  // a ring starts its reduction anywhere
-          float acc = static_cast<float>(pattern_input(spec, n, start, i));
+          auto acc = static_cast<float>(pattern_input(spec, n, start, i));
           ASSERT_EQ(round_e5m2(acc), acc);
           for (int k = 1; k < n; ++k) {
             acc = round_e5m2(reduce(op, acc, static_cast<float>(pattern_input(spec, n, (start + k) % n, i))));

@@ -1,12 +1,15 @@
 #pragma once
 // One measured case (a collective on its data) and whether a backend can run it.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ccbench/collective.hpp"
 #include "ccbench/types.hpp"
 
 namespace ccbench {
+
+struct Traffic;  // traffic.hpp
 
 /// One measured case: which collective, on which data, in place or not.
 struct CaseSpec {
@@ -15,7 +18,8 @@ struct CaseSpec {
   ReduceOp op = ReduceOp::Sum;
   int root = 0;
   bool in_place = false;
-  std::uint64_t count = 0;  // nccl-tests' count (see collective.hpp)
+  std::uint64_t count = 0;                   // nccl-tests' count (see collective.hpp)
+  std::shared_ptr<const Traffic> traffic{};  // alltoallv: who sends whom how much (traffic.hpp); else null
 };
 
 struct Support {

@@ -19,7 +19,9 @@ enum class Collective {
 
 /// How many elements each rank's buffers hold, as multiples of `count`.
 /// `count` is nccl-tests' count: per rank for all_gather/reduce_scatter, per peer for alltoall.
-enum class Span { Count, CountTimesRanks };
+/// Plan: from the case's traffic plan (alltoallv: each rank its own, each peer its own; traffic.hpp's
+/// send_elements, recv_elements and case_bytes answer for every span).
+enum class Span { Count, CountTimesRanks, Plan };
 
 enum class BusFactor {
   AllReduce,       // 2(n-1)/n
@@ -59,6 +61,8 @@ const CollectiveInfo& info(Collective coll);
 std::optional<Collective> parse_collective(std::string_view name);
 
 double bus_factor(BusFactor factor, int nranks);
+/// Span::Plan has no answer from count and ranks alone: use traffic.hpp's (this gives count x nranks, the generated
+/// pattern's total before its 16-byte alignment).
 std::uint64_t elements(Span span, std::uint64_t count, int nranks);
 
 /// nccl-tests' count for a requested size in bytes (the size S that algbw counts).

@@ -2,6 +2,7 @@
 // Run configuration: parsed once from the command line into a value, validated in one
 // function that returns every error, then passed down (no globals).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "ccbench/types.hpp"
 
 namespace ccbench {
+
+struct Traffic;  // traffic.hpp
 
 enum class BackendChoice { Auto, Mpi, Nccl, Verbs };
 /// batch: k ops enqueued back to back per sample; per_op: one op per sample; graph: k ops captured
@@ -74,8 +77,10 @@ struct RunConfig {
   bool check_args_only = false;  // --check-args: the options are checked (as by any run) and nothing runs
   std::optional<double> peak_GBps;
   bool nccl_variants = false;  // --nccl-variants: the sweep as configured, then again with NCCL_ALGO=Ring
-  Registration registration = Registration::None;  // -R: NCCL buffers registered (1) or symmetric windows (2)
-  RdmaOptions rdma;                                // ib_write_bw / ib_write_lat only
+  Registration registration = Registration::None;
+  std::shared_ptr<const Traffic> traffic;  // alltoallv_bench: its spread or matrix (traffic.hpp); null otherwise  //
+                                           // -R: NCCL buffers registered (1) or symmetric windows (2)
+  RdmaOptions rdma;                        // ib_write_bw / ib_write_lat only
   std::vector<std::string> argv;
 };
 

@@ -119,6 +119,9 @@ CCBENCH_HD inline std::int64_t expected(const Params& p, std::uint64_t index) {
       return input(p, p.root, r * p.count + index);
     case Collective::AllToAll:  // block q of the output is block r of rank q's input
       return input(p, static_cast<int>(index / p.count), r * p.count + index % p.count);
+    case Collective::AllToAllv:  // segments of every size: the host's (pattern.cpp's ExpectedOutput); no kernel checks
+                                 // it
+      return 0;
     case Collective::Broadcast:
       return input(p, p.root, index);
     case Collective::SendRecv:

@@ -6,8 +6,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "ccbench/pattern.hpp"
+#include "ccbench/traffic.hpp"
 
 namespace ccbench {
 namespace {
@@ -128,11 +130,13 @@ class MpiBackend final : public Backend {
     if (spec.collective == Collective::Broadcast && !spec.in_place) {
       return {false, "MPI_Bcast has no out-of-place form (it always works in place)"};
     }
-    const std::uint64_t most =
-        std::max(elements(coll.send, spec.count, m_size), elements(coll.recv, spec.count, m_size));
     if (Support generic = generic_support(spec); !generic.supported) {
       return generic;
     }
+    if (spec.collective == Collective::AllToAllv && spec.in_place) {
+      return {false, "no in-place alltoallv (nccl-tests has none either)"};
+    }
+    const std::uint64_t most = most_elements(spec, m_size);
     if (most > static_cast<std::uint64_t>(INT_MAX)) {
       return {false, "count exceeds MPI's int count limit"};
     }
@@ -142,8 +146,8 @@ class MpiBackend final : public Backend {
   [[nodiscard]] MemoryNeed memory_need(const CaseSpec& spec) const override {
     const auto& coll = info(spec.collective);
     const std::size_t elem = size_of(spec.dtype);
-    const std::uint64_t send = elements(coll.send, spec.count, m_size) * elem;
-    const std::uint64_t recv = elements(coll.recv, spec.count, m_size) * elem;
+    const std::uint64_t send = send_elements(spec, m_size, m_rank) * elem;
+    const std::uint64_t recv = recv_elements(spec, m_size, m_rank) * elem;
     MemoryNeed need;
     need.host_bytes = m_recv.growth(std::max(send, recv)) + (spec.in_place ? 0 : m_send.growth(send));
     if (coll.has_reduce_op) {
@@ -155,11 +159,13 @@ class MpiBackend final : public Backend {
   void prepare(const CaseSpec& spec) override {
     m_spec = spec;
     m_type = mpi_type(spec.dtype);
-    const auto& coll = info(spec.collective);
     const std::size_t elem = size_of(spec.dtype);
-    m_send_elems = elements(coll.send, spec.count, m_size);
-    m_recv_elems = elements(coll.recv, spec.count, m_size);
+    m_send_elems = send_elements(spec, m_size, m_rank);
+    m_recv_elems = recv_elements(spec, m_size, m_rank);
     m_count = static_cast<int>(spec.count);
+    if (spec.collective == Collective::AllToAllv) {
+      plan_alltoallv();
+    }
     m_recv.ensure(std::max(m_send_elems, m_recv_elems) * elem);  // in place, one buffer holds either
     if (!spec.in_place) {
       m_send.ensure(m_send_elems * elem);
@@ -194,6 +200,13 @@ class MpiBackend final : public Backend {
   }
   void gather();
   void scatter();
+  void plan_alltoallv();
+
+  // alltoallv: MPI_Alltoallv's counts and displacements (elements), from the case's traffic plan
+  std::vector<int> m_send_counts;
+  std::vector<int> m_send_displs;
+  std::vector<int> m_recv_counts;
+  std::vector<int> m_recv_displs;
 
   MPI_Comm m_comm;
   int m_rank;
@@ -230,6 +243,11 @@ void MpiBackend::enqueue() {
                                 : MPI_Alltoall(m_send.data(), m_count, m_type, recv, m_count, m_type, m_comm),
                 "MPI_Alltoall");
       return;
+    case Collective::AllToAllv:
+      mpi_check(MPI_Alltoallv(m_send.data(), m_send_counts.data(), m_send_displs.data(), m_type, recv,
+                              m_recv_counts.data(), m_recv_displs.data(), m_type, m_comm),
+                "MPI_Alltoallv");
+      return;
     case Collective::Broadcast:
       mpi_check(MPI_Bcast(recv, m_count, m_type, m_spec.root, m_comm), "MPI_Bcast");
       return;
@@ -257,6 +275,24 @@ void MpiBackend::enqueue() {
     case Collective::IbWriteLat:
     case Collective::Copy:
       break;  // supports() refuses them: the verbs backend's, copy_bench's
+  }
+}
+
+// Segments in peer order, as nccl-tests sends them: this rank's for peer j at send_offset(rank, j) of its input,
+// the one from peer i at recv_offset(rank, i) of its output. supports() checked every total fits an int.
+void MpiBackend::plan_alltoallv() {
+  const TrafficPlan plan = plan_of(m_spec, m_size);
+  const auto n = static_cast<std::size_t>(m_size);
+  m_send_counts.assign(n, 0);
+  m_send_displs.assign(n, 0);
+  m_recv_counts.assign(n, 0);
+  m_recv_displs.assign(n, 0);
+  for (int peer = 0; peer < m_size; ++peer) {
+    const auto p = static_cast<std::size_t>(peer);
+    m_send_counts[p] = static_cast<int>(plan.count(m_rank, peer));
+    m_send_displs[p] = static_cast<int>(plan.send_offset(m_rank, peer));
+    m_recv_counts[p] = static_cast<int>(plan.count(peer, m_rank));
+    m_recv_displs[p] = static_cast<int>(plan.recv_offset(m_rank, peer));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -73,8 +74,7 @@ ncclUniqueId share_unique_id(Group& group) {
 /// Names a case in errors: "all_reduce (4194304 B = 1048576 x float32, sum, in place)".
 std::string describe(const CaseSpec& spec, int nranks) {
   const CollectiveInfo& coll = info(spec.collective);
-  std::string text = std::string(coll.name) + " (" +
-                     std::to_string(algbw_bytes(coll, spec.count, size_of(spec.dtype), nranks)) +
+  std::string text = std::string(coll.name) + " (" + std::to_string(case_bytes(spec, nranks)) +
                      " B = " + std::to_string(spec.count) + " x " + std::string(name(spec.dtype));
   if (coll.has_reduce_op) {
     text += ", " + std::string(name(spec.op));
@@ -132,6 +132,9 @@ class NcclBackend final : public Backend {
   void destroy_graph() noexcept;  // m_graph_mutex held
 
   void require_prepared() const;
+#if CCBENCH_NCCL_KERNELS
+  std::uint64_t count_wrong_on_device();
+#endif
   [[nodiscard]] OpArgs op_args(const CaseSpec& spec) const;
 
   // Declaration order matters: members are destroyed in reverse, so the communicator is
@@ -149,6 +152,7 @@ class NcclBackend final : public Backend {
   Communicator m_comm;
   std::string m_what = "queued NCCL work";  // the current case, for errors; read by m_timer
   CaseSpec m_spec;
+  std::optional<TrafficPlan> m_plan;  // alltoallv's, for the current case
   Layout m_layout;
   OpArgs m_args;
   bool m_prepared = false;
@@ -228,7 +232,8 @@ Support NcclBackend::supports(const CaseSpec& spec) const {
   if (coll.has_reduce_op && !nccl_detail::to_nccl(spec.op)) {
     return unsupported("NCCL has no " + std::string(ccbench::name(spec.op)) + " reduction");
   }
-  if (spec.in_place && (spec.collective == Collective::AllToAll || spec.collective == Collective::SendRecv)) {
+  if (spec.in_place && (spec.collective == Collective::AllToAll || spec.collective == Collective::AllToAllv ||
+                        spec.collective == Collective::SendRecv)) {
     return unsupported("NCCL has no in-place " + std::string(coll.name) + " (send and receive buffers must differ)");
   }
   if (coll.has_root && (spec.root < 0 || spec.root >= m_comm.size())) {
@@ -251,6 +256,7 @@ OpArgs NcclBackend::op_args(const CaseSpec& spec) const {
   args.rank = m_comm.rank();
   args.nranks = m_comm.size();
   args.native_alltoall = m_native_alltoall;
+  args.plan = m_plan ? &*m_plan : nullptr;
   args.stream = m_stream.get();
   return args;
 }
@@ -282,6 +288,10 @@ void NcclBackend::prepare(const CaseSpec& spec) {
   m_send_alloc.reserve(need.send_bytes, m_comm);
   m_recv_alloc.reserve(need.recv_bytes, m_comm);
   m_spec = spec;
+  m_plan.reset();
+  if (info(spec.collective).send == Span::Plan) {
+    m_plan.emplace(plan_of(spec, m_comm.size()));
+  }
   m_layout = nccl_detail::layout(spec, m_comm.size(), m_comm.rank(), m_send_alloc.data(), m_recv_alloc.data());
   m_args = op_args(spec);
   m_what = describe(spec, m_comm.size());
@@ -398,6 +408,21 @@ std::uint64_t NcclBackend::count_wrong() {
     return 0;
   }
 #if CCBENCH_NCCL_KERNELS
+  if (info(m_spec.collective).recv != Span::Plan) {  // alltoallv's segments are checked on the host (pattern.cpp)
+    return count_wrong_on_device();
+  }
+#endif
+  std::vector<std::byte> output(m_layout.recv_bytes);
+  if (!output.empty()) {
+    cuda::check(cudaMemcpyAsync(output.data(), m_layout.recv, output.size(), cudaMemcpyDeviceToHost, m_stream.get()),
+                "cudaMemcpyAsync (output to host)");
+    wait();
+  }
+  return ccbench::count_wrong(m_spec, m_comm.size(), m_comm.rank(), output.data());
+}
+
+#if CCBENCH_NCCL_KERNELS
+std::uint64_t NcclBackend::count_wrong_on_device() {
   m_wrong.reserve(sizeof(unsigned long long));
   auto* count = reinterpret_cast<unsigned long long*>(m_wrong.data());
   cuda::check(kernels::count_wrong(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.recv,
@@ -408,16 +433,8 @@ std::uint64_t NcclBackend::count_wrong() {
               "cudaMemcpyAsync (wrong-element count to host)");
   wait();
   return wrong;
-#else
-  std::vector<std::byte> output(m_layout.recv_bytes);
-  if (!output.empty()) {
-    cuda::check(cudaMemcpyAsync(output.data(), m_layout.recv, output.size(), cudaMemcpyDeviceToHost, m_stream.get()),
-                "cudaMemcpyAsync (output to host)");
-    wait();
-  }
-  return ccbench::count_wrong(m_spec, m_comm.size(), m_comm.rank(), output.data());
-#endif
 }
+#endif
 
 }  // namespace
 

@@ -4,13 +4,16 @@
 #include <string>
 
 #include "ccbench/errors.hpp"
+#include "ccbench/traffic.hpp"
 #include "nccl_compat.hpp"
 
 namespace ccbench::nccl_detail {
 namespace {
 
 std::size_t span_bytes(Span span, const CaseSpec& spec, int nranks) {
-  return elements(span, spec.count, nranks) * size_of(spec.dtype);
+  // a plan's buffers: the busiest rank's on every rank, so that every rank allocates alike (a symmetric window
+  // under -R 2 is registered collectively)
+  return (span == Span::Plan ? most_elements(spec, nranks) : elements(span, spec.count, nranks)) * size_of(spec.dtype);
 }
 
 // In a group, calls only queue work; ncclInProgress is not a failure (ncclGroupEnd settles it).
@@ -87,6 +90,31 @@ ncclResult_t grouped_scatter(const OpArgs& a) {
   });
 }
 
+// As nccl-tests' AlltoAllvRunColl: to and from every peer in rank order, its segment of the plan (none where it
+// is empty), each rank's segments packed in peer order.
+ncclResult_t grouped_alltoallv(const OpArgs& a) {
+  return grouped([&a] {
+    const TrafficPlan& plan = *a.plan;
+    for (int peer = 0; peer < a.nranks; ++peer) {
+      if (const std::size_t n = plan.count(a.rank, peer); n > 0) {
+        const ncclResult_t sent =
+            nccl().Send(a.send + plan.send_offset(a.rank, peer) * a.type_size, n, a.type, peer, a.comm, a.stream);
+        if (failed(sent)) {
+          return sent;
+        }
+      }
+      if (const std::size_t n = plan.count(peer, a.rank); n > 0) {
+        const ncclResult_t received =
+            nccl().Recv(a.recv + plan.recv_offset(a.rank, peer) * a.type_size, n, a.type, peer, a.comm, a.stream);
+        if (failed(received)) {
+          return received;
+        }
+      }
+    }
+    return ncclSuccess;
+  });
+}
+
 }  // namespace
 
 Footprint footprint(const CaseSpec& spec, int nranks) {
@@ -102,8 +130,8 @@ Footprint footprint(const CaseSpec& spec, int nranks) {
 Layout layout(const CaseSpec& spec, int nranks, int rank, std::byte* send_alloc, std::byte* recv_alloc) {
   const CollectiveInfo& coll = info(spec.collective);
   Layout l;
-  l.send_bytes = span_bytes(coll.send, spec, nranks);
-  l.recv_bytes = span_bytes(coll.recv, spec, nranks);
+  l.send_bytes = send_elements(spec, nranks, rank) * size_of(spec.dtype);  // this rank's own (a plan's differ)
+  l.recv_bytes = recv_elements(spec, nranks, rank) * size_of(spec.dtype);
   if (!spec.in_place) {
     l.send = send_alloc;
     l.recv = recv_alloc;
@@ -128,6 +156,7 @@ Layout layout(const CaseSpec& spec, int nranks, int rank, std::byte* send_alloc,
       l.recv = recv_alloc + own_block;
       return l;
     case Collective::AllToAll:
+    case Collective::AllToAllv:
     case Collective::SendRecv:
     case Collective::IbWriteBw:
     case Collective::IbWriteLat:
@@ -152,6 +181,8 @@ ncclResult_t launch(const OpArgs& a) {
     case Collective::AllToAll:
       return a.native_alltoall ? native_alltoall(a.send, a.recv, a.count, a.type, a.comm, a.stream)
                                : grouped_alltoall(a);
+    case Collective::AllToAllv:
+      return grouped_alltoallv(a);
     case Collective::Gather:
       return a.native_alltoall && nccl().Gather != nullptr
                  ? nccl().Gather(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream)

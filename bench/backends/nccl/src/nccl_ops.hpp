@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "ccbench/backend.hpp"
+#include "ccbench/traffic.hpp"
 
 namespace ccbench::nccl_detail {
 
@@ -41,7 +42,8 @@ struct OpArgs {
   int root = 0;
   int rank = 0;
   int nranks = 1;
-  bool native_alltoall = false;  // ncclAlltoAll, ncclGather, ncclScatter (2.28), else grouped ncclSend/ncclRecv
+  bool native_alltoall = false;       // ncclAlltoAll, ncclGather, ncclScatter (2.28), else grouped ncclSend/ncclRecv
+  const TrafficPlan* plan = nullptr;  // alltoallv: every peer's segment (the backend's, for the current case)
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
 };
