@@ -96,7 +96,7 @@ CXX=clang++ ccbench_configure "$CCBENCH_BUILD-asan" -DCCBENCH_CUDA=OFF -DCCBENCH
 # Only what the unit tests run (not the bench binaries, which the default build's tiers run).
 mapfile -t asan_targets < <(present_targets "$CCBENCH_BUILD-asan" ccbench_unit_tests ccbench_app_tests \
   ccbench_topo_specs_tests ccbench_peak_on_fixtures_tests ccbench_topo_discovery_tests ccbench_report_tests \
-  ccbench-report ccbench_reader_fuzz ccbench_schema_check)
+  ccbench-report ccbench_reader_fuzz ccbench_import_fuzz ccbench_schema_check)
 cmake --build "$CCBENCH_BUILD-asan" --parallel "$jobs" --target "${asan_targets[@]}"
 (cd "$CCBENCH_BUILD-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit) | tee "$ctest_log"
 "$CCBENCH_ROOT/scripts/lib/ci_skips.py" "$ctest_log" "$CCBENCH_BUILD-asan/Testing/Temporary/LastTest.log" \

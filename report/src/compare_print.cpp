@@ -48,6 +48,23 @@ std::string section_title(const RowKey& k) {
                      k.variant.empty() ? "" : " " + printable(k.variant), printable(k.group_id), k.ranks);
 }
 
+using Sections = std::map<RowKey, std::vector<const RowComparison*>>;
+
+/// The rows of a comparison by section (bench, op, dtype, group: everything but size and placement).
+Sections sections_of(const Comparison& c) {
+  Sections sections;
+  for (const auto& r : c.rows) {
+    sections[section_key(r.key)].push_back(&r);
+  }
+  return sections;
+}
+
+/// Whether a section's table shows each side's %peak and the ratios (the peaks differ, and some row knows both).
+bool shows_spec(const std::vector<const RowComparison*>& rows, const Comparison& c) {
+  return c.against_spec &&
+         std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->spec_ratio.has_value(); });
+}
+
 TextTable section_table(const std::vector<const RowComparison*>& rows, const Comparison& c, bool spec) {
   std::vector<detail::Column> cols = {
       {"size"}, {"placement", Align::Left}, {c.label_a + " busbw"}, {c.label_b + " busbw"}};
@@ -109,13 +126,8 @@ std::string render_text(const Comparison& c, bool markdown, bool colour) {
       lead, md(printable(c.label_a)), md(printable(c.label_b)), lead,
       c.against_spec ? " (of busbw / peak where the peaks differ: each side against its own spec)" : "",
       c.threshold * 100.0, c.threshold * 100.0, c.min_samples);
-  std::map<RowKey, std::vector<const RowComparison*>> sections;
-  for (const auto& r : c.rows) {
-    sections[section_key(r.key)].push_back(&r);
-  }
-  for (const auto& [key, rows] : sections) {
-    const bool spec = std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->spec_ratio.has_value(); });
-    const auto table = section_table(rows, c, spec && c.against_spec);
+  for (const auto& [key, rows] : sections_of(c)) {
+    const auto table = section_table(rows, c, shows_spec(rows, c));
     out += markdown ? "### " + html_escape(section_title(key)) + "\n\n" + table.markdown()
                     : "# " + section_title(key) + "\n" + table.terminal(colour);
     out += "\n";
@@ -150,18 +162,13 @@ std::string render_compare_html(const Comparison& c, const std::string& title) {
       html_escape(title), html_escape(title), html_escape(c.label_a), html_escape(c.label_b),
       c.against_spec ? " (of busbw / peak where the peaks differ: each side against its own spec)" : "",
       c.threshold * 100.0, c.threshold * 100.0, c.min_samples);
-  std::map<RowKey, std::vector<const RowComparison*>> sections;
-  for (const auto& r : c.rows) {
-    sections[section_key(r.key)].push_back(&r);
-  }
-  for (const auto& [key, rows] : sections) {
-    const bool spec = std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->spec_ratio.has_value(); });
+  for (const auto& [key, rows] : sections_of(c)) {
     std::set<std::string> bases;
     for (const auto* r : rows) {
       bases.insert(r->base->peak_basis);
       bases.insert(r->cand->peak_basis);
     }
-    out += "<h2>" + html_escape(section_title(key)) + "</h2>\n" + section_table(rows, c, spec && c.against_spec).html();
+    out += "<h2>" + html_escape(section_title(key)) + "</h2>\n" + section_table(rows, c, shows_spec(rows, c)).html();
     for (const auto& b : bases) {
       out += b.empty() ? "" : "<p class=\"note\">peak: " + html_escape(b) + "</p>\n";
     }

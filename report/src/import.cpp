@@ -4,10 +4,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <regex>
 #include <set>
 #include <tuple>
 
@@ -39,6 +39,20 @@ std::vector<std::string> tokens(std::string_view line) {
   return out;
 }
 
+std::optional<std::uint64_t> whole(std::optional<double> value) {
+  if (!value || !(*value >= 0.0) || *value > 9.0e15 || std::floor(*value) != *value) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(*value);
+}
+
+std::optional<int> small_int(std::optional<double> value) {
+  if (!value || !(std::abs(*value) <= 1048576.0) || std::floor(*value) != *value) {
+    return std::nullopt;
+  }
+  return static_cast<int>(*value);
+}
+
 std::optional<double> number(std::string_view token) {
   if (token.empty() || token.size() > 64) {
     return std::nullopt;
@@ -46,15 +60,48 @@ std::optional<double> number(std::string_view token) {
   const std::string s(token);
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || s.find_first_of("xXnN") != std::string::npos) {  // no hex, inf or nan
-    return std::nullopt;
+  if (end != s.c_str() + s.size() || s.find_first_of("xXnN") != std::string::npos || !std::isfinite(v)) {
+    return std::nullopt;  // no hex, inf or nan, nor 1e999
   }
   return v;
 }
 
+namespace {
+
+/// The length of a launcher's prefix at the start of `line`: Open MPI's --tag-output "[1,0]<stdout>:" (or
+/// <stderr>), srun's --label "0: " (a table row never has a colon); 0 for none.
+std::size_t tag_length(std::string_view line) {
+  const auto digits = [&line](std::size_t at) {
+    std::size_t end = at;
+    while (end < line.size() && line[end] >= '0' && line[end] <= '9') {
+      ++end;
+    }
+    return end;
+  };
+  if (!line.empty() && line[0] == '[') {
+    const std::size_t comma = digits(1);
+    if (comma > 1 && comma < line.size() && line[comma] == ',') {
+      const std::size_t close = digits(comma + 1);
+      for (const std::string_view stream : {"]<stdout>:", "]<stderr>:"}) {
+        if (close > comma + 1 && line.substr(close, stream.size()) == stream) {
+          const std::size_t end = close + stream.size();
+          return end < line.size() && line[end] == ' ' ? end + 1 : end;
+        }
+      }
+    }
+    return 0;
+  }
+  std::size_t at = 0;
+  while (at < line.size() && line[at] == ' ') {
+    ++at;
+  }
+  const std::size_t end = digits(at);
+  return end > at && line.substr(end, 2) == ": " ? end + 2 : 0;
+}
+
+}  // namespace
+
 std::vector<std::string> log_lines(std::string_view text) {
-  // Open MPI's --tag-output "[1,0]<stdout>:", srun's --label "0: " (a table row never has a colon)
-  static const std::regex tag(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
   std::vector<std::string> lines;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -62,12 +109,12 @@ std::vector<std::string> log_lines(std::string_view text) {
     if (end == std::string_view::npos) {
       end = text.size();
     }
-    std::string line(text.substr(pos, end - pos));
+    std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
-    line = std::regex_replace(line, tag, "", std::regex_constants::format_first_only);
+    line.remove_prefix(tag_length(line));
     const auto first = line.find_first_not_of(" \t\r");
     const auto last = line.find_last_not_of(" \t\r");
-    lines.push_back(first == std::string::npos ? std::string() : line.substr(first, last - first + 1));
+    lines.emplace_back(first == std::string_view::npos ? std::string_view() : line.substr(first, last - first + 1));
   }
   return lines;
 }

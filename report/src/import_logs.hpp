@@ -68,5 +68,13 @@ std::vector<std::string> log_lines(std::string_view text);
 /// A whole number or a decimal as the tools print them ("182.87", "15668", "2e-07"); nullopt otherwise.
 std::optional<double> number(std::string_view token);
 std::vector<std::string> tokens(std::string_view line);
+/// A count or size as a whole non-negative number below 2^53 (what a double holds exactly); nullopt otherwise.
+std::optional<std::uint64_t> whole(std::optional<double> value);
+/// A rank, root or small setting: a whole number within +-2^20; nullopt otherwise.
+std::optional<int> small_int(std::optional<double> value);
+/// Whether std::regex may look at `line`: libstdc++'s matcher recurses per character, so a line of a hostile
+/// log a few ten thousand characters long would overflow the stack. Every line a parser reads with a regex is a
+/// short header line of the tool's.
+inline bool regex_safe(const std::string& line) { return line.size() <= 1024; }
 
 }  // namespace ccbench::report::detail

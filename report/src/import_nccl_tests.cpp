@@ -63,6 +63,9 @@ std::optional<Columns> header_columns(std::string_view line) {
 /// "#  Rank  0 Group  0 Pid 4180122 on cnode3-002 device  0 [0000:1b:00] NVIDIA H100 80GB HBM3" (2.10+), and the
 /// older line without its Group.
 std::optional<ImportedDevice> device_line(const std::string& line) {
+  if (!regex_safe(line) || !starts_with(line, "#") || line.find("Rank") == std::string::npos) {
+    return std::nullopt;
+  }
   static const std::regex re(
       R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[([^\]]*)\]\s*(.*)$)");
   std::smatch m;
@@ -102,8 +105,16 @@ class TextParser {
       throw InputError(m_file, "", "not a nccl-tests log: no table header ('#  size  count  type ...')");
     }
     if (m_columns) {
-      fail(fmt::format("truncated: the {} table (line {}) ends without its '# Avg bus bandwidth' line",
-                       test_name(m_tests.back()), m_tests.back().line));
+      fail(fmt::format("truncated: the table of the test from line {} ends without its '# Avg bus bandwidth' line",
+                       m_tests.back().line));
+    }
+    for (const auto& t : m_tests) {
+      if (t.rows.empty()) {
+        throw InputError(m_file, "",
+                         fmt::format("line {}: truncated: the test that starts there has no table (the "
+                                     "run ended before its first size?)",
+                                     t.line));
+      }
     }
     for (std::size_t i = 0; i < m_tests.size(); ++i) {
       finish(m_tests[i], m_best[i]);
@@ -137,7 +148,8 @@ class TextParser {
     static const std::regex nccl_re(R"(NCCL version (\d+\.\d+\.\d+))");
     static const std::regex iters_re(R"(^# nThread .*\biters: (\d+))");
     std::smatch m;
-    if (std::regex_search(line, m, version_re)) {
+    const bool short_line = regex_safe(line);
+    if (short_line && starts_with(line, "# nccl-tests version") && std::regex_search(line, m, version_re)) {
       m_version = m[1].str();
       m_nccl = m[2].matched ? nccl_version_from_code(std::atol(m[2].str().c_str())) : "";
       fresh();
@@ -146,11 +158,12 @@ class TextParser {
       t.argv = {tokens(line.substr(27)).empty() ? std::string() : tokens(line.substr(27)).front()};
       set_test(t, t.argv.front(), true);
       m_named = true;
-    } else if (std::regex_search(line, m, iters_re)) {
+    } else if (short_line && starts_with(line, "# nThread") && std::regex_search(line, m, iters_re)) {
       m_iters = std::strtoull(m[1].str().c_str(), nullptr, 10);
     } else if (auto dev = device_line(line)) {
       current().devices.push_back(std::move(*dev));
-    } else if (std::regex_search(line, m, nccl_re) && m_nccl.empty()) {
+    } else if (short_line && m_nccl.empty() && line.find("NCCL version") != std::string::npos &&
+               std::regex_search(line, m, nccl_re)) {
       m_nccl = m[1].str();
       if (m_open) {
         current().nccl_version = m_nccl;
@@ -206,11 +219,11 @@ class TextParser {
     for (std::size_t i = 0; i < c.lead.size(); ++i) {
       const auto& col = c.lead[i];
       if (col == "size" || col == "count") {
-        const auto v = number(t[i]);
-        if (!v || *v < 0 || std::floor(*v) != *v) {
+        const auto v = whole(number(t[i]));
+        if (!v) {
           fail(fmt::format("{} '{}' is not a whole number", col, t[i]));
         }
-        (col == "size" ? base.size_bytes : base.count) = static_cast<std::uint64_t>(*v);
+        (col == "size" ? base.size_bytes : base.count) = *v;
       } else if (col == "type") {
         const auto d = parse_dtype(t[i]);
         if (!d) {
@@ -226,11 +239,11 @@ class TextParser {
           base.op = *op;
         }
       } else if (col == "root") {
-        const auto v = number(t[i]);
+        const auto v = small_int(number(t[i]));
         if (!v) {
-          fail(fmt::format("root '{}' is not a number", t[i]));
+          fail(fmt::format("root '{}' is not a rank", t[i]));
         }
-        base.root = static_cast<int>(*v);
+        base.root = *v;
       }
     }
     auto& test = current();
@@ -246,11 +259,11 @@ class TextParser {
         r.time_s = *time * 1e-6;
       }
       if (!c.error_column && t[at + 3] != "N/A") {
-        const auto wrong = number(t[at + 3]);
-        if (!wrong || *wrong < 0) {
+        const auto wrong = whole(number(t[at + 3]));
+        if (!wrong) {
           fail(fmt::format("#wrong '{}' is not a count", t[at + 3]));
         }
-        r.wrong = static_cast<std::uint64_t>(*wrong);
+        r.wrong = *wrong;
       }
       // the printed rates, for the ranks when the log names none
       const auto alg = number(t[at + 1]);

@@ -88,16 +88,18 @@ class JsonReader {
       t.notes.push_back(fmt::format("{}: start_time is the run host's local time (nccl-tests writes no zone)", m_file));
     }
     const auto& config = at(j, "config", "/config");
-    const auto per_process = json_number(config.value("ngpus", Json(1))).value_or(1) *
-                             json_number(config.value("nthreads", Json(1))).value_or(1);
-    int process = 0;
+    const int per_process = small_int(json_number(config.value("ngpus", Json(1)))).value_or(1) *
+                            small_int(json_number(config.value("nthreads", Json(1)))).value_or(1);
+    if (per_process < 1 || per_process > 1024) {
+      throw InputError(m_file, "/config/ngpus",
+                       fmt::format("{} GPUs a process: not what nccl-tests runs", per_process));
+    }
     for (const auto& d : config.value("devices", Json::array())) {
       // one entry per process: its first GPU; the others of a process follow it in rank order
-      for (int g = 0; g < static_cast<int>(per_process); ++g) {
-        t.devices.push_back({d.value("rank", process) + g, d.value("hostname", std::string()),
+      for (int g = 0; g < per_process; ++g) {
+        t.devices.push_back({static_cast<int>(t.devices.size()), d.value("hostname", std::string()),
                              d.value("device_info", std::string()), d.value("device_hex", std::string())});
       }
-      ++process;
     }
     t.ranks = static_cast<int>(t.devices.size());
     if (t.ranks < 1) {
@@ -109,7 +111,7 @@ class JsonReader {
                       "its neighbours on the same host",
                       m_file, per_process));
     }
-    const auto iters = static_cast<std::uint64_t>(json_number(config.value("iterations", Json(0))).value_or(0));
+    const auto iters = whole(json_number(config.value("iterations", Json(0)))).value_or(0);
     const auto& results = at(j, "results", "/results");
     if (!results.is_array() || results.empty()) {
       throw InputError(m_file, "/results", "no result: the run ended before its first size");
@@ -133,13 +135,13 @@ class JsonReader {
 
   void row(ImportedTest& t, const Json& r, const std::string& pointer, std::uint64_t iters) {
     ImportedRow base;
-    const auto size = json_number(at(r, "size", pointer + "/size"));
-    const auto count = json_number(at(r, "count", pointer + "/count"));
-    if (!size || !count || *size < 0 || *count < 0) {
-      throw InputError(m_file, pointer, "size and count must be numbers");
+    const auto size = whole(json_number(at(r, "size", pointer + "/size")));
+    const auto count = whole(json_number(at(r, "count", pointer + "/count")));
+    if (!size || !count) {
+      throw InputError(m_file, pointer, "size and count must be whole numbers");
     }
-    base.size_bytes = static_cast<std::uint64_t>(*size);
-    base.count = static_cast<std::uint64_t>(*count);
+    base.size_bytes = *size;
+    base.count = *count;
     const auto type = r.value("type", std::string());
     const auto dtype = parse_dtype(type);
     if (!dtype) {
@@ -153,8 +155,8 @@ class JsonReader {
       }
       base.op = *parsed;
     }
-    base.root = static_cast<int>(json_number(r.value("root", Json("-1"))).value_or(-1));
-    base.iterations = static_cast<std::uint64_t>(json_number(r.value("actual_iterations", Json(iters))).value_or(0));
+    base.root = small_int(json_number(r.value("root", Json("-1")))).value_or(-1);
+    base.iterations = whole(json_number(r.value("actual_iterations", Json(iters)))).value_or(0);
     if (info(t.coll).algbw_bytes != Span::Plan &&
         algbw_bytes(info(t.coll), base.count, size_of(base.dtype), t.ranks) != base.size_bytes) {
       throw InputError(m_file, pointer,
@@ -177,9 +179,7 @@ class JsonReader {
       if (const auto time = json_number(side.value("time", Json())); time && *time > 0) {
         out.time_s = *time * 1e-6;
       }
-      if (const auto wrong = json_number(side.value("nwrong", Json())); wrong && *wrong >= 0) {
-        out.wrong = static_cast<std::uint64_t>(*wrong);
-      }
+      out.wrong = whole(json_number(side.value("nwrong", Json())));
       if (const auto it = r.find(key + "_per_iter"); it != r.end() && it->is_object()) {
         per_iter(out, *it, fmt::format("{}/{}_per_iter", pointer, key), t.ranks);
       }
@@ -225,7 +225,11 @@ class JsonReader {
 }  // namespace
 
 std::vector<ImportedTest> parse_nccl_tests_json(std::string_view text, const std::string& file) {
-  return {JsonReader(file).read(text)};
+  try {
+    return {JsonReader(file).read(text)};
+  } catch (const nlohmann::json::exception& e) {  // a key of another type than -J writes (a list for an object)
+    throw InputError(file, "", fmt::format("not what nccl-tests -J writes: {}", e.what()));
+  }
 }
 
 }  // namespace ccbench::report::detail

@@ -75,7 +75,7 @@ class PerftestParser {
                  (line.find("RDMA_Read") != std::string::npos || line.find("Send ") != std::string::npos ||
                   line.find("Atomic") != std::string::npos)) {
         fail(fmt::format("'{}': ccbench reads ib_write_bw and ib_write_lat only", line));
-      } else if (std::regex_search(line, m, gid_re)) {
+      } else if (regex_safe(line) && line.rfind("GID:", 0) == 0 && std::regex_search(line, m, gid_re)) {
         rdma.endpoints[std::min<std::size_t>(gids++, 1)].gid = gid_text(m[1].str());
       } else if (line.rfind("#bytes", 0) == 0) {
         columns = tokens(line);
@@ -87,7 +87,7 @@ class PerftestParser {
         t.rows.push_back(row(line, columns));
       } else if (!t.rows.empty() && line.rfind("-----", 0) == 0) {
         closed = true;
-      } else if (columns.empty()) {
+      } else if (columns.empty() && regex_safe(line)) {
         for (auto it = std::sregex_iterator(line.begin(), line.end(), field_re); it != std::sregex_iterator(); ++it) {
           field((*it)[1].str(), (*it)[2].str(), rdma);
         }
@@ -103,6 +103,7 @@ class PerftestParser {
     if (!closed) {
       fail("truncated: the table ends without perftest's closing line of dashes");
     }
+    check_header(rdma);
     t.coll = *m_kind;
     rdma.endpoints[0].active_mtu = rdma.endpoints[1].active_mtu = rdma.mtu;
     rdma.endpoints[1].link_layer = rdma.endpoints[0].link_layer;
@@ -116,6 +117,24 @@ class PerftestParser {
  private:
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(m_file, "", fmt::format("line {}: {}", m_line, what));
+  }
+
+  /// The header's figures as perftest prints them (a path MTU, at least one QP, ...): anything else is no
+  /// perftest header.
+  void check_header(RdmaInfo& rdma) const {
+    const int mtu = rdma.mtu;
+    if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
+      fail(fmt::format("the header's Mtu {} is not a path MTU (256 to 4096 bytes)", mtu));
+    }
+    if (rdma.qps < 1 || rdma.tx_depth < 1 || rdma.cq_mod < 1 || rdma.inline_bytes < 0) {
+      fail(
+          fmt::format("the header's Number of qps {}, TX depth {}, CQ Moderation {} or Max inline data {} is not "
+                      "what perftest prints",
+                      rdma.qps, rdma.tx_depth, rdma.cq_mod, rdma.inline_bytes));
+    }
+    if (rdma.endpoints[0].gid_index && *rdma.endpoints[0].gid_index < 0) {
+      rdma.endpoints[0].gid_index.reset();
+    }
   }
 
   /// Bytes per second of one unit of the BW columns.
@@ -133,7 +152,7 @@ class PerftestParser {
   }
 
   void field(const std::string& key, const std::string& value, RdmaInfo& rdma) const {
-    const auto integer = [&] { return std::atoi(value.c_str()); };
+    const auto integer = [&] { return small_int(number(value.substr(0, value.find('[')))).value_or(-1); };
     auto& local = rdma.endpoints[0];
     if (key == "Device") {
       local.device = value;
@@ -175,8 +194,18 @@ class PerftestParser {
     if (v.size() < 3) {
       fail(fmt::format("a result row of {} fields: '{}'", v.size(), line));
     }
-    r.size_bytes = r.count = static_cast<std::uint64_t>(v[0]);
-    r.iterations = static_cast<std::uint64_t>(v[1]);
+    const auto bytes = whole(v[0]);
+    const auto iterations = whole(v[1]);
+    if (!bytes || !iterations || *bytes == 0) {
+      fail(fmt::format("'{}': #bytes and #iterations must be whole numbers", line));
+    }
+    r.size_bytes = r.count = *bytes;
+    r.iterations = *iterations;
+    for (std::size_t i = 2; i < v.size(); ++i) {
+      if (!(v[i] >= 0.0)) {
+        fail(fmt::format("'{}': a negative figure", line));
+      }
+    }
     if (*m_kind == Collective::IbWriteBw) {
       if (v.size() != 5) {
         fail(fmt::format("an ib_write_bw row has 5 fields (bytes, iterations, BW peak, BW average, MsgRate): '{}'",
@@ -203,7 +232,7 @@ class PerftestParser {
       const auto it = by.find(key);
       return it == by.end() ? std::nullopt : std::optional<double>(it->second);
     };
-    if (at != v.size() || !get("t_typical") || !get("t_min") || !get("t_max")) {
+    if (at != v.size() || !get("t_typical") || !get("t_min") || !get("t_max") || !(*get("t_typical") > 0.0)) {
       fail(fmt::format("an ib_write_lat row that does not match its header: '{}'", line));
     }
     Summary s;

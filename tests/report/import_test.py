@@ -99,6 +99,18 @@ def check_logs(env):
     assert " PASS " in line, p.stdout
     print(f"  accept (h100-sxm-8gpu) on it: {' '.join(line.split())}")
 
+    # the same log as launchers print it: Open MPI's --tag-output, srun's --label (derived from the real one)
+    base = {(r["benchmark"], r["size_bytes"], r["in_place"]): r["time"]["p50_us"] for r in
+            json.loads(path.read_text())["results"]}
+    text = (env.data / H100_MULTI).read_text().splitlines(keepends=True)
+    for name, prefix in (("tagged", lambda i: f"[1,{i % 8}]<stdout>:"), ("labelled", lambda i: f"{i % 8}: ")):
+        tagged = env.tmp / f"{name}.log"
+        tagged.write_text("".join(prefix(i) + line for i, line in enumerate(text)))
+        _, again = env.imported(name, [tagged])
+        got = {(r["benchmark"], r["size_bytes"], r["in_place"]): r["time"]["p50_us"] for r in again["results"]}
+        assert got == base, f"{name}: {len(got)} rows, {sum(got.get(k) == v for k, v in base.items())} as untagged"
+        print(f"  with every line prefixed as {prefix(0)!r}: the same {len(got)} rows")
+
     _, doc = env.imported("h100x80", [H100_10N])
     ar = case(doc, "allreduce_bench", 8 * GiB)
     assert ar["ranks"] == 80 and ar["nodes"] == 10 and ar["peak_GBps"] is None, ar

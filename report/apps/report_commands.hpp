@@ -1,0 +1,69 @@
+#pragma once
+// ccbench-report's subcommands behind its command line (ccbench_report.cpp parses it): each run_* takes the
+// options and returns the exit code; bad input throws UsageError (exit 2).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ccbench::report_cli {
+
+struct Options {
+  std::vector<std::string> files;
+  std::string format = "terminal";
+  std::string colour = "auto";
+  // compare
+  std::string threshold = "5";
+  std::uint64_t min_samples = 5;
+  std::string label_a;
+  std::string label_b;
+  std::string compare_html;  // compare --html PAGE
+  // accept
+  std::string profile;
+  std::string junit;
+  // fleet
+  std::string fleet_threshold = "20";
+  std::string fleet_size;
+  std::string fleet_stat = "median";
+  std::optional<double> fleet_reference;
+  double fleet_expect_pct = 80;
+  bool fleet_partial = false;
+  // get
+  std::string file;
+  std::string pointer;
+  std::string fields;
+  bool missing_ok = false;
+  bool count = false;
+  // benches
+  std::string kind;
+  std::string backend;
+  bool pairwise = false;
+  bool groups = false;
+  // import
+  std::string test;
+  int ranks = 0;
+  std::string label;
+  // html, import
+  std::string out;
+  std::string title = "ccbench report";
+  // every subcommand
+  std::string max_file_size = "256M";
+  bool junit_given = false;  // --junit was on the command line (an empty one is refused, not ignored)
+};
+
+/// The fleet verdict streams its files: its memory does not grow with them, so it reads larger ones by default.
+constexpr std::string_view kFleetMaxFileSize = "16G";
+
+int run_get(const Options& o);
+int run_benches(const Options& o);
+int run_table(const Options& o);
+int run_compare(const Options& o);
+int run_regression(const Options& o);
+int run_accept(const Options& o);
+int run_fleet(const Options& o);
+int run_html(const Options& o);
+/// `argv`: the importer's own command line, for a log that keeps none.
+int run_import(const Options& o, const std::vector<std::string>& argv);
+
+}  // namespace ccbench::report_cli
