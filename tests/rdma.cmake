@@ -40,10 +40,11 @@ if(TARGET ib_write_bw_bench AND CCBENCH_VERBS_FOUND)
              --schema ${PROJECT_SOURCE_DIR}/report/schema/ccbench.result.schema.json fabric)
     set_tests_properties(rdma.fabric PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 240)
   endif()
-  # Import (issue 27): 8 perftest ib_write_bw logs from the guest read by ccbench-report import (schema valid) and
-  # compared with a ccbench run of the same writes: SAME; a cut log refused (exit 2): ~30 s here.
+  # Import (issue 27): 12 perftest ib_write_bw logs from the guest read by ccbench-report import (schema valid) and
+  # compared with a ccbench run of the same writes: SAME (another boot, up to 3, when a slow spell of the emulated
+  # NIC leaves it UNSURE); a cut log refused (exit 2): ~40 s a boot here.
   add_test(NAME rdma.import COMMAND ${_rdma_driver} --bin-dir $<TARGET_FILE_DIR:ib_write_bw_bench>
            --report-bin $<TARGET_FILE:ccbench-report>
            --schema ${PROJECT_SOURCE_DIR}/report/schema/ccbench.result.schema.json import)
-  set_tests_properties(rdma.import PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 240)
+  set_tests_properties(rdma.import PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 420)
 endif()
