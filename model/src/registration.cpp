@@ -4,14 +4,10 @@
 
 namespace ccbench {
 
-namespace {
-
-std::string version_text(int code) {
+std::string nccl_version_text(int code) {
   return code >= 10000 ? fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100)
                        : fmt::format("{}.{}.{}", code / 1000, code / 100 % 10, code % 100);
 }
-
-}  // namespace
 
 std::string_view name(Registration mode) {
   switch (mode) {
@@ -44,11 +40,11 @@ std::string registration_refusal(Registration mode, int built, int loaded) {
       symmetric ? "symmetric windows (ncclCommWindowRegister)" : "registered buffers (ncclMemAlloc, ncclCommRegister)";
   if (built < since) {
     return fmt::format("-R {}: {} need NCCL {} or later, and this build's nccl.h is {}; rebuild against a newer NCCL",
-                       static_cast<int>(mode), what, version_text(since), version_text(built));
+                       static_cast<int>(mode), what, nccl_version_text(since), nccl_version_text(built));
   }
   if (loaded < since) {
     return fmt::format("-R {}: {} need NCCL {} or later, and the NCCL library loaded{} is {}", static_cast<int>(mode),
-                       what, version_text(since), " (on the oldest rank)", version_text(loaded));
+                       what, nccl_version_text(since), " (on the oldest rank)", nccl_version_text(loaded));
   }
   return {};
 }

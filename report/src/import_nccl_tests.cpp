@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "ccbench/registration.hpp"
 #include "ccbench/report/input.hpp"
 #include "import_logs.hpp"
 
@@ -73,12 +74,6 @@ std::optional<ImportedDevice> device_line(const std::string& line) {
     return std::nullopt;
   }
   return ImportedDevice{std::atoi(m[1].str().c_str()), m[2].str(), m[4].str(), m[3].str()};
-}
-
-/// "2.29.2" from nccl-tests' "nccl-library=22902" (NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9).
-std::string nccl_version_from_code(long code) {
-  return code >= 20900 ? fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100)
-                       : fmt::format("{}.{}.{}", code / 1000, code / 100 % 10, code % 100);
 }
 
 /// The row of a test with the largest printed algbw: its busbw / algbw is the bus factor to the most digits.
@@ -151,7 +146,7 @@ class TextParser {
     const bool short_line = regex_safe(line);
     if (short_line && starts_with(line, "# nccl-tests version") && std::regex_search(line, m, version_re)) {
       m_version = m[1].str();
-      m_nccl = m[2].matched ? nccl_version_from_code(std::atol(m[2].str().c_str())) : "";
+      m_nccl = m[2].matched ? nccl_version_text(std::atoi(m[2].str().c_str())) : "";
       fresh();
     } else if (starts_with(line, "# Collective test starting:")) {
       auto& t = m_open && !m_named && current().rows.empty() ? current() : fresh();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "ccbench/registration.hpp"
 #include "ccbench/report/input.hpp"
 #include "import_logs.hpp"
 
@@ -78,9 +79,8 @@ class JsonReader {
                        fmt::format("nccl-tests' {} has no ccbench bench to be read as", t.argv.front()));
     }
     t.coll = *coll;
-    if (const auto code = json_number(j.value("nccl_version", Json())); code && *code >= 20900) {
-      const auto c = static_cast<long>(*code);
-      t.nccl_version = fmt::format("{}.{}.{}", c / 10000, c / 100 % 100, c % 100);
+    if (const auto code = small_int(json_number(j.value("nccl_version", Json()))); code && *code >= 20900) {
+      t.nccl_version = nccl_version_text(*code);
     }
     t.started_utc = utc_of(j.value("start_time", Json()));
     t.ended_utc = utc_of(j.value("end_time", Json()));

@@ -20,6 +20,10 @@ std::optional<Registration> parse_registration(std::string_view text);
 inline constexpr int kRegisterSince = 21900;
 inline constexpr int kWindowSince = 22700;
 
+/// "2.29.2" for an NCCL_VERSION_CODE (major*10000 + minor*100 + patch since 2.9; major*1000 + minor*100 + patch
+/// before).
+std::string nccl_version_text(int code);
+
 /// Why -R `mode` cannot run, in one line; empty when it can. `built` is the NCCL_VERSION_CODE of the nccl.h the
 /// backend was compiled against, `loaded` the oldest library loaded in the job (ncclGetVersion): both need the
 /// calls. nccl-tests quietly falls back from -R 2 to 1 before 2.27; ccbench refuses, so that a result labelled
