@@ -51,19 +51,52 @@ std::vector<std::pair<std::string, Command>> read_commands(const fs::path& dir) 
   return out;
 }
 
-/// The NAME.json results of a folder, by name.
-std::set<std::string> result_names(const fs::path& dir) {
-  std::set<std::string> names;
+/// The NAME.json entries of a folder, by name: true for a result file, false for an entry that is none (a dangling
+/// symlink, a folder, a pipe). The one rule: a result that is absent and one that cannot be opened are alike absent.
+std::map<std::string, bool> result_names(const fs::path& dir) {
+  std::map<std::string, bool> names;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".json") {
-      names.insert(entry.path().stem().string());
+      std::error_code type_ec;
+      names[entry.path().stem().string()] = fs::is_regular_file(entry.path(), type_ec);  // follows a symlink
     }
   }
   if (ec) {
     throw UsageError(fmt::format("{}: cannot list it: {}", dir.string(), ec.message()));
   }
   return names;
+}
+
+/// Why NAME.json of `dir` is not a result that can be read: "", or "a dangling symlink", "not a regular file".
+std::string why_absent(const fs::path& dir, const std::string& name) {
+  const fs::path path = dir / (name + ".json");
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(path, ec)) {
+    return fmt::format("{} is a dangling symlink", path.string());
+  }
+  if (fs::exists(fs::symlink_status(path, ec))) {
+    return fmt::format("{} is not a regular file", path.string());
+  }
+  return {};
+}
+
+/// Every NAME.json of a stored run that the suite does not name must still be a result: a folder of results holds
+/// results only, as compare reads one (a foreign JSON refuses it). Returns compare's one line for the first that is
+/// not, or "".
+std::string foreign_file(const fs::path& dir, const std::map<std::string, bool>& names,
+                         const std::set<std::string>& read, std::uintmax_t max_bytes) {
+  for (const auto& [name, regular] : names) {
+    if (!regular || read.contains(name)) {
+      continue;
+    }
+    try {
+      (void)stream_result_file(dir / (name + ".json"), max_bytes, [](CaseResult&&, std::size_t) {});
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+  }
+  return {};
 }
 
 void check_folder(const fs::path& dir, std::string_view which) {
@@ -136,10 +169,13 @@ std::string RegressionVerdict::text() const {
     case Outcome::TimedOut:
       return "TIMED OUT";
     case Outcome::NoVerdict:
-      return compared == 0 && !names(BenchRegression::State::NotInBase).empty()
-                 ? fmt::format("NO VERDICT (baseline {} holds none of the benches of the suite)", printable(label_a))
-                 : std::string{
-                       "NO VERDICT (ccbench-report compare found no row in common or rejected its input, above)"};
+      if (compared == 0 && !names(BenchRegression::State::NotInBase).empty()) {
+        return fmt::format("NO VERDICT (baseline {} holds none of the benches of the suite)", printable(label_a));
+      }
+      return no_verdict_why.empty()
+                 ? std::
+                       string{"NO VERDICT (ccbench-report compare found no row in common or rejected its input, above)"}
+                 : fmt::format("NO VERDICT ({})", printable(no_verdict_why));
     case Outcome::Regression:
       return fmt::format("REGRESSION ({} SLOWER, {} FAILED, {} MISSING rows)", slower, failed, missing);
     case Outcome::NoRegression:
@@ -167,8 +203,8 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
   const auto cand_results = result_names(cand);
   auto suite = read_commands(cand);
   if (suite.empty()) {  // not stored by regression.sh: its results are the suite
-    for (const auto& name : cand_results) {
-      suite.emplace_back(name, Command{});
+    for (const auto& entry : cand_results) {
+      suite.emplace_back(entry.first, Command{});
     }
   }
   std::map<std::string, std::string> base_lines;
@@ -187,10 +223,14 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
     if (const auto line = base_lines.find(name); line != base_lines.end()) {
       b.command_base = line->second;
     }
-    if (!base_results.contains(name)) {
+    const auto in_base = base_results.find(name);
+    const auto in_cand = cand_results.find(name);
+    if (in_base == base_results.end() || !in_base->second) {
       b.state = BenchRegression::State::NotInBase;
-    } else if (!cand_results.contains(name)) {
+      b.why = why_absent(base, name);
+    } else if (in_cand == cand_results.end() || !in_cand->second) {
       b.state = BenchRegression::State::NoResult;
+      b.why = why_absent(cand, name);
       ++v.failed;
     } else {
       const std::string a = (base / (name + ".json")).string();
@@ -219,16 +259,25 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
     }
     v.benches.push_back(std::move(b));
   }
-  for (const auto& name : base_results) {
-    if (!in_suite.contains(name)) {
-      v.only_in_base.push_back(name);
+  for (const auto& entry : base_results) {
+    if (!in_suite.contains(entry.first)) {
+      v.only_in_base.push_back(entry.first);
     }
   }
+  if (auto foreign = foreign_file(cand, cand_results, in_suite, max_file_bytes); !foreign.empty()) {
+    v.no_verdict_why = std::move(foreign);
+  } else if (auto foreign_base = foreign_file(base, base_results, in_suite, max_file_bytes); !foreign_base.empty()) {
+    v.no_verdict_why = std::move(foreign_base);
+  } else if (v.benches.empty()) {
+    v.no_verdict_why = fmt::format("{} holds no result and no bench in commands.tsv: the suite produced nothing",
+                                   printable(v.label_b));
+  } else if (v.compared == 0 && v.failed == 0 && v.failed_benches().empty()) {
+    v.no_verdict_why = fmt::format("no bench of {} was compared with {}", printable(v.label_b), printable(v.label_a));
+  }
   using Outcome = RegressionVerdict::Outcome;
-  const bool not_in_base = !v.names(BenchRegression::State::NotInBase).empty();
   if (!v.timed_out().empty()) {
     v.outcome = Outcome::TimedOut;
-  } else if ((v.compared == 0 && not_in_base) || no_verdict) {
+  } else if (no_verdict || !v.no_verdict_why.empty()) {
     v.outcome = Outcome::NoVerdict;
   } else if (regressed || v.slower + v.failed + v.missing > 0 || !v.failed_benches().empty()) {
     v.outcome = Outcome::Regression;
@@ -253,10 +302,12 @@ std::string bench_summary(const RegressionVerdict& v, const BenchRegression& b) 
   std::string what;
   switch (b.state) {
     case State::NotInBase:
-      what = fmt::format("MISSING in {}: not compared (the baseline did not run it)", printable(v.label_a));
+      what = fmt::format("MISSING in {}: not compared ({})", printable(v.label_a),
+                         b.why.empty() ? std::string{"the baseline did not run it"} : printable(b.why));
       break;
     case State::NoResult:
-      what = fmt::format("FAILED: no result in {} (see {})", printable(v.label_b),
+      what = fmt::format("FAILED: no result in {} ({}see {})", printable(v.label_b),
+                         b.why.empty() ? std::string{} : printable(b.why) + "; ",
                          (v.cand_dir / "logs" / (b.name + ".log")).string());
       break;
     case State::NoVerdict:

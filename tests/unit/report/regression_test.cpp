@@ -138,5 +138,61 @@ TEST_F(Regression, AFolderThatIsNoneIsOneLine) {
   EXPECT_THROW(compare_run_folders(a.dir(), root() / "nosuch", CompareOptions{}, kDefaultMaxFileBytes), UsageError);
 }
 
+// The evidence rule (issue 35): nothing run is no verdict, never "no regression".
+TEST_F(Regression, AnEmptyCandidateIsNoVerdictNeverNoRegression) {
+  const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  const Label empty(root() / "empty", {}, {});
+  auto v = run(a, empty);
+  EXPECT_EQ(v.exit_code(), 2);
+  EXPECT_EQ(v.text(), "NO VERDICT (empty holds no result and no bench in commands.tsv: the suite produced nothing)");
+  std::ofstream(empty.dir() / "commands.tsv").close();  // an empty commands.tsv: the same
+  EXPECT_EQ(run(a, empty).exit_code(), 2);
+  const Label none(root() / "none", {}, {});
+  v = run(none, empty);  // two empty folders
+  EXPECT_EQ(v.exit_code(), 2);
+  const std::string text = make_renderer(Format::Terminal, false)->render(v);
+  EXPECT_NE(text.find("verdict: NO VERDICT (empty holds no result"), std::string::npos) << text;
+}
+
+TEST_F(Regression, ADanglingSymlinkIsAbsentAsAMissingFileIs) {
+  const Label a(root() / "a",
+                {{"allreduce_bench", "allreduce-np4-a.json"}, {"sendrecv_bench", "sendrecv-pairs-np4.json"}},
+                {{"allreduce_bench", 0}, {"sendrecv_bench", 0}});
+  const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-a.json"}},
+                {{"allreduce_bench", 0}, {"sendrecv_bench", 0}});
+  const auto missing = run(a, b);
+  fs::create_symlink(root() / "nowhere.json", b.dir() / "sendrecv_bench.json");
+  const auto dangling = run(a, b);
+  EXPECT_EQ(missing.exit_code(), 1);
+  EXPECT_EQ(dangling.exit_code(), 1);
+  EXPECT_EQ(dangling.text(), missing.text());
+  EXPECT_EQ(dangling.names(BenchRegression::State::NoResult), std::vector<std::string>{"sendrecv_bench"});
+  const std::string text = make_renderer(Format::Terminal, false)->render(dangling);
+  EXPECT_NE(text.find("sendrecv_bench           FAILED: no result in b (" + (b.dir() / "sendrecv_bench.json").string() +
+                      " is a dangling symlink; see "),
+            std::string::npos)
+      << text;
+  // In the baseline: absent alike, MISSING there, not compared.
+  fs::remove(a.dir() / "sendrecv_bench.json");
+  fs::create_symlink(root() / "nowhere.json", a.dir() / "sendrecv_bench.json");
+  fs::remove(b.dir() / "sendrecv_bench.json");  // the symlink itself (copying over it would write its target)
+  fs::copy_file(runs() / "sendrecv-pairs-np4.json", b.dir() / "sendrecv_bench.json");
+  EXPECT_EQ(run(a, b).names(BenchRegression::State::NotInBase), std::vector<std::string>{"sendrecv_bench"});
+}
+
+TEST_F(Regression, AForeignJsonInAFolderIsNoVerdictAsCompareRefusesIt) {
+  const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  std::ofstream(b.dir() / "notes.json") << R"({"hello": "world"})";
+  auto v = run(a, b);
+  EXPECT_EQ(v.exit_code(), 2);
+  EXPECT_NE(v.text().find("NO VERDICT (" + (b.dir() / "notes.json").string()), std::string::npos) << v.text();
+  fs::remove(b.dir() / "notes.json");
+  std::ofstream(a.dir() / "notes.json") << "[]";
+  v = run(a, b);
+  EXPECT_EQ(v.exit_code(), 2);
+  EXPECT_NE(v.text().find((a.dir() / "notes.json").string()), std::string::npos) << v.text();
+}
+
 }  // namespace
 }  // namespace ccbench::report

@@ -30,7 +30,8 @@ struct BenchRegression {
   /// The two sides' runs, which `comparison`'s rows point into: shared, so a copy of the verdict points into them too.
   std::shared_ptr<const std::pair<std::vector<LoadedRun>, std::vector<LoadedRun>>> runs;
   std::optional<Comparison> comparison;  // Compared
-  std::string why;                       // NoVerdict: compare's one line
+  std::string
+      why;  // NoVerdict: compare's one line; NotInBase, NoResult: why a file there is none ("", a dangling symlink)
 };
 
 struct RegressionVerdict {
@@ -46,6 +47,7 @@ struct RegressionVerdict {
   std::size_t missing = 0;                // rows of the baseline the candidate lacks
   std::size_t compared = 0;               // benches compared
   Outcome outcome = Outcome::NoRegression;
+  std::string no_verdict_why;  // the suite's own reason for NO VERDICT: nothing ran, a file that is not a result
   [[nodiscard]] int exit_code() const;     // 0, 1, 2 (no verdict), 3 (a bench timed out)
   [[nodiscard]] std::string text() const;  // "REGRESSION (2 SLOWER, 0 FAILED, 0 MISSING rows)", ...
   [[nodiscard]] std::vector<std::string> names(BenchRegression::State state) const;
@@ -56,6 +58,10 @@ struct RegressionVerdict {
 /// A stored run: a folder of NAME.json results and, from regression.sh, commands.tsv (NAME, exit code, suite
 /// line, tab-separated, in suite order). Without commands.tsv its results are the benches, in name order.
 /// Labels default to the folders' names. Throws UsageError (one line) when a folder cannot be read.
+/// The evidence rule: a verdict needs a bench compared or one failed. A candidate that holds nothing, or whose
+/// benches all lack a baseline, is NO VERDICT (exit 2), never "no regression"; a NAME.json that is no readable
+/// file (missing, a dangling symlink) is absent alike (the candidate's: FAILED; the baseline's: MISSING); every
+/// other *.json of either folder must be a result, as compare reads a folder: one that is not is NO VERDICT.
 RegressionVerdict compare_run_folders(const std::filesystem::path& base, const std::filesystem::path& cand,
                                       const CompareOptions& options, std::uintmax_t max_file_bytes);
 
