@@ -1,6 +1,7 @@
 #include "report_commands.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,6 +94,41 @@ void emit(const std::string& text, const std::string& path) {
 
 /// get FILE POINTER: the value(s) there, a line each (json_get.hpp), or with --count how many.
 
+/// The files an argument names: a file as it is, a folder's entries (the reader takes its *.json).
+std::vector<std::filesystem::path> files_named(const std::string& argument) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(argument, ec)) {
+    return {argument};
+  }
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(argument, ec)) {
+    out.push_back(entry.path());
+  }
+  return out;
+}
+
+/// An output (-o, --html, --junit) is checked against every input before anything is read or written: the same
+/// file by device and inode (a hard link, a symlink or another spelling of it is the same file), never by name.
+/// No output ever replaces an input (a log may be the only copy there is). "" and "-" are no file.
+void check_not_an_input(const std::string& output, std::string_view flag, const std::vector<std::string>& inputs) {
+  if (output.empty() || output == "-") {
+    return;
+  }
+  struct stat out {};
+  if (::stat(output.c_str(), &out) != 0) {
+    return;  // not there yet: no input
+  }
+  for (const auto& argument : inputs) {
+    for (const auto& input : files_named(argument)) {
+      struct stat in {};
+      if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        throw UsageError(
+            fmt::format("{} {}: is the input {}; writing it would replace that input", flag, output, input.string()));
+      }
+    }
+  }
+}
+
 /// --junit: a path that can be written and that is no input (writing it would replace a result), checked
 /// before any work so that its failure cannot be read as a verdict; "" when not given.
 void check_junit(const Options& o) {
@@ -103,13 +139,7 @@ void check_junit(const Options& o) {
     return;
   }
   ccbench::check_output_path(o.junit, "--junit");
-  std::error_code ec;
-  for (const auto& input : report::result_file_paths(o.files)) {
-    if (std::filesystem::equivalent(input, o.junit, ec)) {
-      throw UsageError(
-          fmt::format("--junit {}: is the input {}; writing it would replace that result", o.junit, input.string()));
-    }
-  }
+  check_not_an_input(o.junit, "--junit", o.files);
 }
 
 report::FleetOptions fleet_options(const Options& o) {
@@ -141,12 +171,7 @@ report::FleetOptions fleet_options(const Options& o) {
 int run_get(const Options& o) {
   const std::string& path = o.file;
   const std::string text = report::read_input_file(path, max_file_bytes(o), "JSON file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not JSON ({})", path, e.what()));
-  }
+  const nlohmann::json doc = report::parse_json_text(text, path);
   report::GetOptions options;
   options.missing_ok = o.missing_ok;
   for (std::size_t start = 0; !o.fields.empty() && start <= o.fields.size();) {
@@ -195,6 +220,7 @@ int run_compare(const Options& o) {
   const auto max_bytes = max_file_bytes(o);
   if (!o.compare_html.empty()) {
     ccbench::check_output_path(o.compare_html, "--html");
+    check_not_an_input(o.compare_html, "--html", o.files);
   }
   if (o.files.empty()) {  // --check: the options alone, before the runs to compare are made
     return ccbench::kExitOk;
@@ -265,6 +291,7 @@ int run_fleet(const Options& o) {
 int run_html(const Options& o) {
   if (o.out != "-") {
     ccbench::check_output_path(o.out, "-o");
+    check_not_an_input(o.out, "-o", o.files);
   }
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   report::HtmlOptions options;
@@ -279,6 +306,7 @@ int run_html(const Options& o) {
 int run_import(const Options& o, const std::vector<std::string>& argv) {
   if (o.out != "-") {
     ccbench::check_output_path(o.out, "-o");
+    check_not_an_input(o.out, "-o", o.files);
   }
   report::ImportOptions options;
   options.test = o.test;

@@ -89,6 +89,21 @@ std::string text_of(const json& value) { return value.is_string() ? value.get<st
 
 }  // namespace
 
+nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
+  const json::parser_callback_t refuse_deep = [&name](int depth, json::parse_event_t /*event*/, json& /*parsed*/) {
+    if (depth > kMaxJsonNesting) {
+      throw UsageError(
+          fmt::format("{}: nested deeper than {} levels: not a JSON file ccbench reads", name, kMaxJsonNesting));
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, refuse_deep);
+  } catch (const json::parse_error& e) {
+    throw UsageError(fmt::format("{}: not JSON ({})", name, e.what()));
+  }
+}
+
 std::vector<std::string> json_get(const json& doc, std::string_view pointer, const GetOptions& options) {
   const auto segs = segments_of(pointer);
   std::vector<const json*> found;

@@ -6,6 +6,9 @@ test's own temporary folder (mknod, mkfifo), never the machine's /dev.
                       (the pipe without blocking); --max-file-size raises the limit
   outputs             html -o and accept --junit to a device node, a pipe, a symlink, a directory, a missing
                       folder: one line, exit 2, the node left as it was
+  outputs_inputs      every output (html -o, compare --html, import -o, accept --junit) that is an input, by any
+                      name (the same path, a folder holding it, another spelling, a hard link): one line, exit 2,
+                      the input left byte for byte as it was (issue 35, section 5)
   compare_incomplete  BASE and CAND with no row in common: exit 2; a CAND that stopped after 2 of 9 sizes:
                       exit 1 with its rows MISSING
 """
@@ -92,6 +95,35 @@ def check_outputs(report, data, profiles):
         assert left == ["d", "link.html", "null", "page.html", "pipe", "target.html", "zero"], f"left: {left}"
 
 
+def check_outputs_inputs(report, data, profiles):
+    smoke = os.path.join(profiles, "mpi-host-smoke.json")
+    log_src = os.path.join(data, "..", "import", "nccl-tests", "h100x8_1node_all_reduce_float_dgxc-benchmarking.log")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, src in (("a.json", os.path.join(data, "runs", "allreduce-np4-a.json")),
+                          ("b.json", os.path.join(data, "runs", "allreduce-np4-b.json")), ("run.log", log_src)):
+            with open(src, "rb") as f, open(os.path.join(tmp, name), "wb") as out:
+                out.write(f.read())
+        os.link(os.path.join(tmp, "a.json"), os.path.join(tmp, "hard.html"))
+
+        def contents():
+            return {n: open(os.path.join(tmp, n), "rb").read() for n in ("a.json", "b.json", "run.log")}
+
+        before = contents()
+        for args in (["html", "a.json", "-o", "a.json"],
+                     ["html", ".", "-o", "a.json"],                   # a folder that holds it
+                     ["html", "a.json", "-o", "./a.json"],            # another spelling
+                     ["html", "a.json", "-o", "hard.html"],           # a hard link to it
+                     ["compare", "a.json", "b.json", "--html", "b.json"],
+                     ["compare", "a.json", "b.json", "--html", "a.json"],
+                     ["import", "run.log", "--test", "all_reduce", "-o", "run.log"],
+                     ["import", "run.log", "--test", "all_reduce", "-o", tmp + "/./run.log"],
+                     ["accept", "a.json", "--profile", smoke, "--junit", "a.json"]):
+            expect(report, args, 2, "is the input", cwd=tmp)
+        assert contents() == before, "an input was changed"
+        expect(report, ["html", "a.json", "-o", "page.html"], 0, "", cwd=tmp)  # a new file is no input
+        print("PASS: no output replaced an input; every input byte for byte as it was")
+
+
 def check_compare_incomplete(report, data):
     runs = os.path.join(data, "runs")
     base = os.path.join(runs, "allreduce-np4-a.json")
@@ -129,7 +161,7 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--profiles", required=True)
-    ap.add_argument("case", choices=["inputs", "outputs", "compare_incomplete"])
+    ap.add_argument("case", choices=["inputs", "outputs", "outputs_inputs", "compare_incomplete"])
     a = ap.parse_args()
     report = os.path.abspath(a.report)
     data = os.path.abspath(a.data)
@@ -137,6 +169,8 @@ def main():
         check_inputs(report, data)
     elif a.case == "outputs":
         check_outputs(report, data, os.path.abspath(a.profiles))
+    elif a.case == "outputs_inputs":
+        check_outputs_inputs(report, data, os.path.abspath(a.profiles))
     else:
         check_compare_incomplete(report, data)
     return 0

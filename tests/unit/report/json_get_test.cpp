@@ -60,5 +60,19 @@ TEST(JsonGet, NothingThereIsAnErrorUnlessAllowed) {
   EXPECT_EQ(get("/nope/deeper", ok), Lines{});
 }
 
+// Issue 35: a 200 KB document nested 100,000 deep crashed `get` (SIGSEGV); it is refused as it is parsed.
+TEST(JsonGet, DeepNestingIsRefusedNotACrash) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    (void)parse_json_text(deep, "deep.json");
+    FAIL() << "a document nested 100,000 deep was read";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "deep.json: nested deeper than 64 levels: not a JSON file ccbench reads");
+  }
+  const std::string ok = std::string(64, '[') + std::string(64, ']');
+  EXPECT_EQ(parse_json_text(ok, "ok.json").dump(), ok);
+  EXPECT_THROW((void)parse_json_text("{", "cut.json"), UsageError);
+}
+
 }  // namespace
 }  // namespace ccbench::report

@@ -9,6 +9,14 @@
 
 namespace ccbench::report {
 
+/// Nesting deeper than this is refused as it is parsed: no JSON file ccbench reads is nested half as deep, and
+/// a document nested 100,000 deep would exhaust the stack when it is destroyed or printed.
+inline constexpr int kMaxJsonNesting = 64;
+
+/// Parses any JSON text for `get`, refusing nesting deeper than kMaxJsonNesting as it parses. Throws UsageError
+/// ("NAME: not JSON (...)", "NAME: nested deeper than 64 levels ...").
+nlohmann::json parse_json_text(std::string_view text, const std::string& name);
+
 struct GetOptions {
   std::vector<std::string> fields;  // pointers relative to each value found: one tab-separated line per value
   bool missing_ok = false;          // a pointer that names nothing gives no line instead of an error
