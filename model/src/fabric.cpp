@@ -165,6 +165,23 @@ CounterInfo counter_info(std::string_view source, std::string_view name) {
   return CounterInfo{kind_by_name(source, name), {}, 64, 0};
 }
 
+FabricWarning classify_fabric_warning(std::string_view warning) {
+  if (warning.find(": went back from ") != std::string_view::npos) {
+    return FabricWarning::WentBack;
+  }
+  if (warning.find("-bit maximum ") != std::string_view::npos) {
+    return warning.find("stuck there before the run") != std::string_view::npos ? FabricWarning::Stuck
+                                                                                : FabricWarning::Saturated;
+  }
+  if (warning.find(": not read after the run") != std::string_view::npos) {
+    return FabricWarning::Vanished;
+  }
+  if (warning.find("not read") != std::string_view::npos) {
+    return FabricWarning::NotRead;
+  }
+  return FabricWarning::Other;
+}
+
 HostFabric counter_deltas(const CounterSnapshot& before, const CounterSnapshot& after) {
   HostFabric out;
   out.seconds = std::max(0.0, after.taken_s - before.taken_s);

@@ -30,6 +30,42 @@ std::string no_fabric(const std::vector<LoadedRun>& runs) {
       input_summary(runs));
 }
 
+/// A fabric check covers every host of every run: a host without its reading (absent evidence), a host read twice
+/// or a reading of a host the run does not have (inconsistent evidence) fails it, each named.
+std::vector<std::string> coverage_problems(const std::vector<LoadedRun>& runs) {
+  std::vector<std::string> out;
+  for (const auto& run : runs) {
+    std::map<std::string, std::size_t> readings;
+    for (const auto& h : run.doc.fabric) {
+      ++readings[h.host];
+    }
+    std::vector<std::string> missing;
+    std::size_t hosts = 0;
+    for (const auto& h : run.doc.environment.hosts) {
+      ++hosts;
+      if (!readings.contains(h.hostname)) {
+        missing.push_back(printable(h.hostname));
+      }
+    }
+    if (!missing.empty()) {
+      out.push_back(fmt::format("{}: no fabric evidence of {} of its {} host(s): {}", printable(run.path),
+                                missing.size(), hosts, fmt::join(missing, ", ")));
+    }
+    for (const auto& [host, count] : readings) {
+      const bool in_run = std::any_of(run.doc.environment.hosts.begin(), run.doc.environment.hosts.end(),
+                                      [&host](const auto& h) { return h.hostname == host; });
+      if (!in_run) {
+        out.push_back(fmt::format("{}: fabric evidence of host {}, which is not a host of the run", printable(run.path),
+                                  printable(host)));
+      } else if (count > 1) {
+        out.push_back(fmt::format("{}: host {} has {} fabric readings (one per host)", printable(run.path),
+                                  printable(host), count));
+      }
+    }
+  }
+  return out;
+}
+
 std::string device_of(const CounterDelta& d) {
   if (d.device.empty()) {
     return d.source == "tcp" ? "TCP" : d.source;
@@ -89,12 +125,18 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
     return;
   }
   std::vector<std::string> culprits;
-  std::vector<std::string> unknown;  // a bounded counter whose rate cannot be worked out
+  std::vector<std::string> unjudged;  // evidence that cannot be judged: never a PASS
   std::size_t errors = 0;
   for (const auto& [run, h] : hosts) {
+    for (const auto& warning : h->warnings) {  // a counter that went back, stuck, vanished, a file not read
+      if (classify_fabric_warning(warning) != FabricWarning::Saturated) {
+        add_once(unjudged, fmt::format("{}: {}", printable(h->host), printable(warning)));
+      }
+    }
     for (const auto& d : h->moved) {
       errors += d.kind == CounterKind::Error ? 1 : 0;
-      const std::string what = fmt::format("{} {} {} +{}", printable(h->host), device_of(d), d.name, d.delta);
+      const std::string what = fmt::format("{} {} {} +{}{}", printable(h->host), device_of(d), d.name, d.delta,
+                                           d.lower_bound ? " at least (saturated)" : "");
       if (std::find(c.fatal.begin(), c.fatal.end(), d.name) != c.fatal.end()) {
         add_once(culprits, what + " (any rise fails)");
       }
@@ -104,22 +146,27 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
         }
         const auto rate = rate_of(*h, d, bound.per);
         if (!rate) {
-          add_once(unknown, fmt::format("{} per {}", what, bound.per));
+          add_once(unjudged, fmt::format("{} per {}: no time or no bytes to divide by", what, bound.per));
         } else if (*rate > bound.max) {
           add_once(culprits,
                    fmt::format("{} in {:.1f} s: {:.3g}/{} > {:g}", what, h->seconds, *rate, bound.per, bound.max));
+        } else if (d.lower_bound) {
+          add_once(unjudged, fmt::format("{}: saturated, its rate is at least {:.3g}/{}", what, *rate, bound.per));
         }
       }
     }
   }
-  out.verdict = culprits.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
+  const auto coverage = coverage_problems(runs);
+  out.verdict = culprits.empty() && unjudged.empty() && coverage.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
   out.measured =
       fmt::format("{} over bound, {} error counter(s) moved on {} host(s)", culprits.size(), errors, hosts.size());
-  out.culprit = capped(culprits, "; ");
+  std::vector<std::string> named = coverage;
+  named.insert(named.end(), culprits.begin(), culprits.end());
+  out.culprit = capped(named, "; ");
   out.detail = culprits.empty() ? fmt::format("{} host reading(s) looked at", hosts.size())
                                 : fmt::format("{} counter(s) over their bounds", culprits.size());
-  if (!unknown.empty()) {
-    out.detail += fmt::format("; not judged (no time or no bytes to divide by): {}", capped(unknown, "; "));
+  if (!unjudged.empty()) {
+    out.detail += fmt::format("; not judged, which fails the check: {}", capped(unjudged, "; "));
   }
 }
 
@@ -135,9 +182,18 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
   std::size_t links = 0;
   std::size_t below = 0;
   for (const auto& [run, h] : hosts) {
+    if (h->links.empty()) {  // nothing to judge is no evidence of health
+      add_once(culprits, fmt::format("{}: no link read (no RDMA port, no NIC or GPU PCIe link in its sysfs)",
+                                     printable(h->host)));
+    }
     for (const auto& l : h->links) {
       ++links;
-      if (l.below) {
+      const bool inactive = l.kind == "rdma_port" && l.state.find("ACTIVE") == std::string::npos;
+      if (inactive) {
+        ++below;
+        add_once(culprits, fmt::format("{} {} ({}) is {}", printable(h->host), printable(l.device), l.role,
+                                       l.state.empty() ? std::string{"in no state read"} : printable(l.state)));
+      } else if (l.below) {
         ++below;
         add_once(culprits, fmt::format("{} {} ({}) trained at {}, capable of {}", printable(h->host),
                                        printable(l.device), l.role, printable(l.current), printable(l.capable)));
@@ -159,9 +215,12 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
       }
     }
   }
-  out.verdict = culprits.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
-  out.measured = fmt::format("{} of {} link readings below capability", below, links);
-  out.culprit = capped(culprits, "; ");
+  const auto coverage = coverage_problems(runs);
+  out.verdict = culprits.empty() && coverage.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
+  out.measured = fmt::format("{} of {} link readings below capability or not active", below, links);
+  std::vector<std::string> named = coverage;
+  named.insert(named.end(), culprits.begin(), culprits.end());
+  out.culprit = capped(named, "; ");
   out.detail = fmt::format("{} host reading(s), {} HCA model(s) with firmware", hosts.size(), firmware.size());
 }
 

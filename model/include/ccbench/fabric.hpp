@@ -90,6 +90,12 @@ struct HostFabric {
 /// marked a lower bound, with a warning; never a wrong delta.
 HostFabric counter_deltas(const CounterSnapshot& before, const CounterSnapshot& after);
 
+/// What one of HostFabric::warnings says of the evidence: a counter that went back (a reset, a driver reload),
+/// stuck at its maximum before the run, gone after it, saturated during it (its delta a lower bound), or a file
+/// not read; Other for anything else. The texts are counter_deltas' and the readers' (this file's pair).
+enum class FabricWarning { WentBack, Stuck, Vanished, Saturated, NotRead, Other };
+FabricWarning classify_fabric_warning(std::string_view warning);
+
 /// The share of a host's TCP segments sent again above which its retransmissions are a finding (TCP's own
 /// probing, and a shaped link's queue, retransmit a few in ten thousand: 2 in 120,000 on the cluster tier's
 /// 200 Mbit/s links).

@@ -110,4 +110,18 @@ TEST(CcbenchTopo, LinksNameWhatTrainedLow) {
   EXPECT_NE(here.out.find("below capability"), std::string::npos) << here.out;
 }
 
+// Issue 35: a --sysfs-root that is missing, a file, or the folder above sys/ read nothing and said "0 link(s), 0
+// below", exit 0. Nothing read is bad input: one line, exit 2.
+TEST(CcbenchTopo, LinksOfASysfsRootThatHoldsNothingIsExitTwo) {
+  const std::string data = CCBENCH_FABRIC_DATA_DIR;
+  for (const std::string& root : {std::string{"/nonexistent/sys"}, data + "/README.md", data + "/dgx-h100"}) {
+    const auto r = run("--links --sysfs-root " + root);
+    EXPECT_EQ(r.exit_code, 2) << root << ": " << r.out;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+    EXPECT_NE(r.out.find("--sysfs-root " + root + ": "), std::string::npos) << r.out;
+  }
+  const auto parent = run("--links --sysfs-root " + data + "/dgx-h100");
+  EXPECT_NE(parent.out.find("give the sys folder itself, " + data + "/dgx-h100/sys"), std::string::npos) << parent.out;
+}
+
 }  // namespace

@@ -314,6 +314,24 @@ TEST_F(FabricTree, LinksTrainedLowAreNamed) {
   EXPECT_EQ(links[3].capable, "32.0 GT/s PCIe x16");
 }
 
+// Issue 35: a DOWN RDMA port passed `links` and ccbench-topo --links listed it "ok". A port that is not ACTIVE is
+// below what it can do, whatever rate its file still says.
+TEST_F(FabricTree, APortThatIsNotActiveIsBelow) {
+  for (const auto& [dev, state] : {std::pair{"mlx5_0", "4: ACTIVE"}, {"mlx5_1", "1: DOWN"}}) {
+    write(std::string("sys/class/infiniband/") + dev + "/hca_type", "MT4129");
+    write(std::string("sys/class/infiniband/") + dev + "/ports/1/rate", "400 Gb/sec (4X NDR)");
+    write(std::string("sys/class/infiniband/") + dev + "/ports/1/state", state);
+    write(std::string("sys/class/infiniband/") + dev + "/ports/1/link_layer", "InfiniBand");
+  }
+  const auto links = read_links(roots());
+  ASSERT_EQ(links.size(), 2U);
+  EXPECT_FALSE(links[0].below);
+  EXPECT_EQ(links[1].device, "mlx5_1 port 1");
+  EXPECT_EQ(links[1].state, "1: DOWN");
+  EXPECT_TRUE(links[1].below);
+  EXPECT_EQ(links[1].capable, "400 Gb/sec (4X NDR)");
+}
+
 // NVLink through NVML (a stand-in library, tests/unit/topo/fake_nvml.cpp: two H100s, GPU1's link 3 down, GPU0's
 // link 2 counting replays): the counters of active links only, and each GPU's links against its peers'.
 TEST(FabricRead, NvLinkErrorsAndStatesFromNvml) {

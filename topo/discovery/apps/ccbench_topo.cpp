@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include "ccbench/result_json.hpp"
 #include "ccbench/topo/discover.hpp"
@@ -20,7 +21,16 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
-/// --links: every link's trained state against its capability, one line each; exit 1 when one trained low.
+/// "ok", "BELOW" (trained below its capability) or "DOWN" (an RDMA port that is not ACTIVE).
+std::string state_word(const ccbench::LinkState& l) {
+  if (l.kind == "rdma_port" && l.state.find("ACTIVE") == std::string::npos) {
+    return "DOWN";
+  }
+  return l.below ? "BELOW" : "ok";
+}
+
+/// --links: every link's trained state against its capability, one line each; exit 1 when one trained low or an
+/// RDMA port is not active.
 int print_links(const std::vector<ccbench::LinkState>& links, bool as_json) {
   const bool low = std::any_of(links.begin(), links.end(), [](const auto& l) { return l.below; });
   if (as_json) {
@@ -36,14 +46,15 @@ int print_links(const std::vector<ccbench::LinkState>& links, bool as_json) {
     for (const auto& [name, count] : l.aer) {
       extra += fmt::format("{}{} {}", extra.empty() ? "" : ", ", name, count);
     }
-    fmt::print("{:<6} {:<16} {:<5} {:<24} {:<24} {:<10} {}\n", l.below ? "BELOW" : "ok", l.device, l.role, l.current,
+    fmt::print("{:<6} {:<16} {:<5} {:<24} {:<24} {:<10} {}\n", state_word(l), l.device, l.role, l.current,
                l.capable.empty() ? "-" : l.capable, l.state.empty() ? "-" : l.state, extra);
   }
   if (links.empty()) {
     fmt::print("no RDMA port and no PCIe link of a NIC or an NVIDIA GPU in sysfs\n");
   }
-  fmt::print("{} link(s), {} below capability (a GPU lowers its PCIe speed when idle: only its width is judged)\n",
-             links.size(), std::count_if(links.begin(), links.end(), [](const auto& l) { return l.below; }));
+  fmt::print(
+      "{} link(s), {} below capability or down (a GPU lowers its PCIe speed when idle: only its width is judged)\n",
+      links.size(), std::count_if(links.begin(), links.end(), [](const auto& l) { return l.below; }));
   return low ? kExitFailure : kExitOk;
 }
 
@@ -76,6 +87,25 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   if (links) {
+    // A root that holds none of what --links reads (a missing path, a file, the folder above sys/) is no host
+    // with no links: nothing was read, and that is bad input.
+    std::error_code ec;
+    if (!std::filesystem::is_directory(sysfs_root, ec)) {
+      fmt::print(stderr, "ccbench-topo: error: --sysfs-root {}: not a folder (give a sysfs, or a copy of one)\n",
+                 sysfs_root);
+      return kExitUsage;
+    }
+    const std::filesystem::path root(sysfs_root);
+    if (!std::filesystem::is_directory(root / "class/net", ec) &&
+        !std::filesystem::is_directory(root / "class/infiniband", ec) &&
+        !std::filesystem::is_directory(root / "bus/pci/devices", ec)) {
+      fmt::print(stderr,
+                 "ccbench-topo: error: --sysfs-root {}: nothing to read there (no class/net, class/infiniband or "
+                 "bus/pci/devices: give the sys folder itself{})\n",
+                 sysfs_root,
+                 std::filesystem::is_directory(root / "sys/class", ec) ? fmt::format(", {}/sys", sysfs_root) : "");
+      return kExitUsage;
+    }
     // NVML answers for this host only: not beside another host's sysfs.
     const std::string nvml = sysfs_root == "/sys" ? "libnvidia-ml.so.1" : "";
     return print_links(ccbench::topo::read_links({sysfs_root, "/proc", false, nvml}), as_json);

@@ -373,10 +373,12 @@ std::vector<LinkState> read_links(const FabricRoots& roots) {
   }
   for (auto& p : ports) {
     const auto b = best.find(p.model);
-    if (p.link.state.find("ACTIVE") != std::string::npos && b != best.end()) {
+    const bool active = p.link.state.find("ACTIVE") != std::string::npos;
+    if (b != best.end()) {
       p.link.capable = b->second->link.current;
-      p.link.below = rate_gbps(p.link.current) < rate_gbps(p.link.capable);
     }
+    // A port that is not ACTIVE (DOWN, INIT, ARMED, or no state read) carries nothing: it is below what it can do.
+    p.link.below = !active || (b != best.end() && rate_gbps(p.link.current) < rate_gbps(p.link.capable));
     out.push_back(p.link);
   }
   for (const auto& dev : entries(roots.sys / "class/net")) {
