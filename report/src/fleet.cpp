@@ -262,6 +262,99 @@ std::vector<bool> name_bad_hosts(const Lane& lane, const FleetVerdict& v, std::s
   }
 }
 
+/// Goodness as the figure it stands for (GB/s, or us), for the notes.
+double figure_of(double g, const FleetVerdict& v) { return detail::goodness(g, v.higher_is_better); }
+
+/// The level of a lane: the fastest pairs' (`top`), unless they cannot be it. Fastest pairs whose hosts are fewer
+/// than half of the lane's, and that are not a set of 3 hosts or more fine among themselves, while the rest sit
+/// together lower, are no level (one machine under two names makes one pair of loopback speed): the rest's level
+/// is taken, unless the anchor confirms the top (the rest below its LOW line, the top above), and those pairs are
+/// marked SUSPICIOUS with a note that says so.
+std::optional<double> believable_level(const Lane& lane, const Judged& hosts, std::optional<double> top,
+                                       std::optional<double> anchor, FleetVerdict& v) {
+  if (!top) {
+    return top;
+  }
+  const double cut = (1.0 - v.threshold) * *top;
+  const auto in_top = [&](const FleetPair& p) { return p.value && goodness(*p.value, v.higher_is_better) >= cut; };
+  std::vector<bool> top_host(hosts.names.size(), false);
+  std::vector<double> rest;
+  std::size_t top_pairs = 0;
+  for (std::size_t i = 0; i < lane.pairs.size(); ++i) {
+    const auto& p = v.pairs[lane.pairs[i]];
+    if (in_top(p)) {
+      ++top_pairs;
+      top_host[lane.a[i]] = top_host[lane.b[i]] = true;
+    } else if (p.value) {
+      rest.push_back(goodness(*p.value, v.higher_is_better));
+    }
+  }
+  const auto count = [](const std::vector<bool>& flags) {
+    return static_cast<std::size_t>(std::count(flags.begin(), flags.end(), true));
+  };
+  const std::size_t in_lane = static_cast<std::size_t>(
+      std::count_if(lane.of_host.begin(), lane.of_host.end(), [](const auto& pairs) { return !pairs.empty(); }));
+  const std::size_t top_hosts = count(top_host);
+  bool fine_among_themselves = top_hosts >= 3;
+  for (std::size_t i = 0; i < lane.pairs.size() && fine_among_themselves; ++i) {
+    fine_among_themselves = !(top_host[lane.a[i]] && top_host[lane.b[i]]) || in_top(v.pairs[lane.pairs[i]]);
+  }
+  if (2 * top_hosts >= in_lane || fine_among_themselves || rest.empty()) {
+    return top;
+  }
+  const auto bulk = detail::healthy_level(rest, v.threshold);
+  if (anchor && *top >= (1.0 - v.threshold) * *anchor && *bulk < (1.0 - v.threshold) * *anchor) {
+    return top;  // the anchor says the fastest are where a healthy pair should be
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < lane.pairs.size(); ++i) {
+    auto& p = v.pairs[lane.pairs[i]];
+    if (in_top(p)) {
+      p.suspicious = fmt::format("faster than the rest of the fleet: {:.4g} {} against its level {:.4g} {}", *p.value,
+                                 v.unit, figure_of(*bulk, v), v.unit);
+      names.push_back(pair_name(p.host_a, p.host_b));
+    }
+  }
+  v.level_notes.push_back(fmt::format(
+      "{}the fastest {} pair(s) ({}, at {:.4g} {}) hold {} of the {} hosts, and the rest sit together at {:.4g} {}: "
+      "that is no level; the pairs are judged against the rest's, and those are SUSPICIOUS (a loopback: one machine "
+      "under two names; a misplaced rank){}",
+      v.lanes > 1 ? fmt::format("local rank {}: ", lane.lane) : "", top_pairs, fmt::join(names, ", "),
+      figure_of(*top, v), v.unit, top_hosts, in_lane, figure_of(*bulk, v), v.unit,
+      anchor ? "" : "; give --reference to say which is healthy"));
+  return bulk;
+}
+
+/// A pair faster than its link's spec cannot be a measurement of that link.
+void mark_faster_than_spec(const Lane& lane, FleetVerdict& v) {
+  constexpr double kSlack = 1.05;  // rounding in a result's figures
+  for (const std::size_t i : lane.pairs) {
+    auto& p = v.pairs[i];
+    if (v.higher_is_better && p.value && p.peak_GBps && *p.value > kSlack * *p.peak_GBps && p.suspicious.empty()) {
+      p.suspicious = fmt::format("faster than its link can go: {:.4g} GB/s over the spec peak {:.4g} GB/s", *p.value,
+                                 *p.peak_GBps);
+    }
+  }
+}
+
+/// LOW pairs that are not explained, one of whose hosts has no other measured pair in the lane: one pair cannot
+/// tell the host from the link.
+void mark_cannot_tell(const Lane& lane, FleetVerdict& v) {
+  std::vector<std::size_t> measured(lane.of_host.size(), 0);
+  for (std::size_t i = 0; i < lane.pairs.size(); ++i) {
+    if (v.pairs[lane.pairs[i]].value) {
+      ++measured[lane.a[i]];
+      ++measured[lane.b[i]];
+    }
+  }
+  for (std::size_t i = 0; i < lane.pairs.size(); ++i) {
+    auto& p = v.pairs[lane.pairs[i]];
+    const std::size_t others = p.value ? 1 : 0;  // this pair itself, when it measured
+    p.cannot_tell = p.low && !p.across_split && p.explained_by.empty() &&
+                    (measured[lane.a[i]] <= others || measured[lane.b[i]] <= others);
+  }
+}
+
 void judge_lane(Lane& lane, const Judged& hosts, const FleetSweep& sweep, const FleetOptions& options,
                 FleetVerdict& v) {
   std::vector<double> values;
@@ -271,18 +364,20 @@ void judge_lane(Lane& lane, const Judged& hosts, const FleetSweep& sweep, const 
       values.push_back(goodness(*v.pairs[i].value, v.higher_is_better));
     }
   }
-  const auto level = detail::healthy_level(values, v.threshold);
+  const auto top = detail::healthy_level(values, v.threshold);
   std::size_t unknown = 0;
-  for (const std::size_t i : lane.pairs) {  // the spec peaks of the pairs at the level
+  for (const std::size_t i : lane.pairs) {  // the spec peaks of the pairs near the top
     const auto& p = v.pairs[i];
     if (p.value && !p.peak_GBps) {
       ++unknown;
-    } else if (p.value && goodness(*p.value, v.higher_is_better) >= (1.0 - v.threshold) * *level) {
+    } else if (p.value && goodness(*p.value, v.higher_is_better) >= (1.0 - v.threshold) * *top) {
       peaks.push_back(*p.peak_GBps);
     }
   }
   const auto anchor = detail::anchor_of(v, options, peaks, unknown, values.size());
-  const auto reference = detail::set_reference(v, level, anchor);
+  const auto level = believable_level(lane, hosts, top, anchor, v);
+  mark_faster_than_spec(lane, v);
+  const auto reference = detail::set_reference(v, level, anchor, options.reference.has_value());
   for (const std::size_t i : lane.pairs) {
     auto& p = v.pairs[i];
     if (p.value && reference) {
@@ -298,6 +393,7 @@ void judge_lane(Lane& lane, const Judged& hosts, const FleetSweep& sweep, const 
       p.explained_by = named[lane.a[i]] ? p.host_a : named[lane.b[i]] ? p.host_b : "";
     }
   }
+  mark_cannot_tell(lane, v);
   for (std::size_t h = 0; h < hosts.names.size(); ++h) {
     FleetHost host;
     host.name = hosts.names[h];

@@ -62,7 +62,7 @@ void judge_groups(const FleetSweep& sweep, const FleetOptions& options, const st
     }
   }
   const auto anchor = anchor_of(v, options, peaks, unknown, values.size());
-  const auto reference = set_reference(v, level, anchor);
+  const auto reference = set_reference(v, level, anchor, options.reference.has_value());
   for (auto& g : v.groups) {
     if (g.value && reference) {
       g.score = goodness(*g.value, v.higher_is_better) / *reference;

@@ -25,7 +25,10 @@ std::optional<double> healthy_level(const std::vector<double>& goodness, double 
 
 /// What one lane is judged against, from its level and its anchor (both as goodness): sets v.level, v.anchor,
 /// v.reference and v.fleet_low for the lane; returns the reference's goodness (unset: nothing measured).
-std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level, std::optional<double> anchor);
+/// `anchor_is_level`: the anchor is an operator's figure (--reference), the level the pairs are judged against
+/// unless the fleet is LOW as a whole; else (a spec's share) the reference is the better of the two.
+std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level, std::optional<double> anchor,
+                                    bool anchor_is_level);
 
 /// The anchor of a lane, as goodness: --reference, else `expect_of_peak` of the median spec peak of `peaks` (those
 /// of the cases at the level; busbw only, and only when none of the `measured` cases has its peak `unknown`).

@@ -39,10 +39,11 @@ json pair_json(const FleetVerdict& v, const Devices& devices, const FleetPair& p
           {"status", p.status},
           {"value", optional_json(p.value)},
           {"of_reference", optional_json(p.of_reference())},
-          {"verdict", !p.low                   ? "ok"
-                      : p.across_split         ? "split"
-                      : p.explained_by.empty() ? "bad_link"
-                                               : "low"},
+          {"verdict", !p.low                    ? (p.suspicious.empty() ? "ok" : "suspicious")
+                      : p.across_split          ? "split"
+                      : !p.explained_by.empty() ? "low"
+                      : p.cannot_tell           ? "cannot_tell"
+                                                : "bad_link"},
           {"explained_by", p.explained_by.empty() ? json(nullptr) : json(p.explained_by)},
           {"file", v.files.at(p.file)}};
 }
@@ -82,6 +83,18 @@ json head_json(const FleetVerdict& v) {
   for (const FleetPair* p : v.bad_links()) {
     bad_links.push_back(
         {{"hosts", {p->host_a, p->host_b}}, {"ranks", {p->rank_a, p->rank_b}}, {"local_rank", p->lane}});
+  }
+  json cannot_tell = json::array();
+  for (const FleetPair* p : v.cannot_tell()) {
+    cannot_tell.push_back(
+        {{"hosts", {p->host_a, p->host_b}}, {"ranks", {p->rank_a, p->rank_b}}, {"local_rank", p->lane}});
+  }
+  json suspicious = json::array();
+  for (const FleetPair* p : v.suspicious()) {
+    suspicious.push_back({{"hosts", {p->host_a, p->host_b}},
+                          {"ranks", {p->rank_a, p->rank_b}},
+                          {"local_rank", p->lane},
+                          {"why", p->suspicious}});
   }
   json groups = json::array();
   json low_groups = json::array();
@@ -138,6 +151,15 @@ json head_json(const FleetVerdict& v) {
                {"verdict", v.anything_named() ? "fail" : "pass"}};
   if (const auto evidence = fleet_evidence(v); !evidence.empty()) {  // 1.8.0 results only: older verdicts unchanged
     head["evidence"] = evidence;
+  }
+  if (!cannot_tell.empty()) {
+    head["cannot_tell"] = cannot_tell;
+  }
+  if (!suspicious.empty()) {
+    head["suspicious_pairs"] = suspicious;
+  }
+  if (!v.level_notes.empty()) {
+    head["level_notes"] = v.level_notes;
   }
   return head;
 }

@@ -83,14 +83,16 @@ std::optional<double> anchor_of(FleetVerdict& v, const FleetOptions& options, co
   return options.expect_of_peak * peak;
 }
 
-std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level, std::optional<double> anchor) {
+std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level, std::optional<double> anchor,
+                                    bool anchor_is_level) {
   const auto value = [&](std::optional<double> g) {
     return g ? std::optional<double>(goodness(*g, v.higher_is_better)) : std::nullopt;  // its own inverse
   };
   const bool low = level && anchor && *level < (1.0 - v.threshold) * *anchor;
   std::optional<double> reference = level;
   if (level && anchor && !low) {
-    reference = std::max(*level, *anchor);
+    // An operator's figure is the level itself; a spec's share is a floor under the fleet's own level.
+    reference = anchor_is_level ? *anchor : std::max(*level, *anchor);
   }
   v.level.push_back(value(level));
   v.anchor.push_back(value(anchor));
@@ -103,12 +105,15 @@ std::optional<double> set_reference(FleetVerdict& v, std::optional<double> level
 
 std::string FleetPair::verdict() const {
   if (!low) {
-    return "ok";
+    return suspicious.empty() ? "ok" : "SUSPICIOUS";
   }
   if (across_split) {
     return "LOW (SPLIT)";
   }
-  return explained_by.empty() ? "BAD LINK" : "LOW (BAD HOST " + explained_by + ")";
+  if (!explained_by.empty()) {
+    return "LOW (BAD HOST " + explained_by + ")";
+  }
+  return cannot_tell ? "CANNOT TELL" : "BAD LINK";
 }
 
 std::string FleetGroup::verdict() const { return !low ? "ok" : explained ? "LOW (holds a BAD HOST)" : "LOW GROUP"; }
@@ -132,7 +137,27 @@ std::vector<const FleetHost*> FleetVerdict::bad_hosts() const {
 std::vector<const FleetPair*> FleetVerdict::bad_links() const {
   std::vector<const FleetPair*> out;
   for (const auto& p : pairs) {
-    if (p.low && !p.across_split && p.explained_by.empty()) {
+    if (p.low && !p.across_split && p.explained_by.empty() && !p.cannot_tell) {
+      out.push_back(&p);
+    }
+  }
+  return out;
+}
+
+std::vector<const FleetPair*> FleetVerdict::cannot_tell() const {
+  std::vector<const FleetPair*> out;
+  for (const auto& p : pairs) {
+    if (p.low && !p.across_split && p.explained_by.empty() && p.cannot_tell) {
+      out.push_back(&p);
+    }
+  }
+  return out;
+}
+
+std::vector<const FleetPair*> FleetVerdict::suspicious() const {
+  std::vector<const FleetPair*> out;
+  for (const auto& p : pairs) {
+    if (!p.low && !p.suspicious.empty()) {
       out.push_back(&p);
     }
   }
@@ -154,7 +179,8 @@ bool FleetVerdict::any_fleet_low() const {
 }
 
 bool FleetVerdict::anything_named() const {
-  return any_fleet_low() || !splits.empty() || !bad_hosts().empty() || !bad_links().empty() || !low_groups().empty();
+  return any_fleet_low() || !splits.empty() || !bad_hosts().empty() || !bad_links().empty() || !low_groups().empty() ||
+         !cannot_tell().empty() || !suspicious().empty();
 }
 
 std::string FleetVerdict::rule() const {
@@ -166,15 +192,22 @@ std::string FleetVerdict::rule() const {
   const std::string level_text = fmt::format(
       "the fleet's level is the median of the {0}s within {1:g}% of the {2} one (a fault only slows a {0} down, so "
       "the {2} are the healthy ones, however many hosts are bad; a {0} alone at the top must stand {3:g}% clear of "
-      "the next, else it is taken for noise and the level is found among the rest)",
-      unit_noun, 100.0 * threshold, higher_is_better ? "fastest" : "quickest", 200.0 * threshold);
+      "the next, else it is taken for noise and the level is found among the rest){4}",
+      unit_noun, 100.0 * threshold, higher_is_better ? "fastest" : "quickest", 200.0 * threshold,
+      grouped() ? ""
+                : "; fastest pairs whose hosts are fewer than half the fleet and not all fine among themselves (3 "
+                  "hosts at least) are no level unless the anchor confirms them: the level is then the rest's, and "
+                  "those pairs, and any faster than their link's spec, are SUSPICIOUS (a loopback, one machine under "
+                  "two names, a misplaced rank)");
   const bool anchored = std::any_of(anchor.begin(), anchor.end(), [](const auto& a) { return a.has_value(); });
   const std::string anchored_text =
       anchored ? fmt::format(
-                     "the anchor is {}: the reference is the better of the level and the anchor, and a level "
+                     "the anchor is {}: the reference is {}, and a level "
                      "{} of the anchor is LOW as a whole (FLEET LOW: its {}s are then judged against the "
                      "level)",
                      anchor_basis,
+                     anchor_basis.starts_with("--reference") ? "the anchor itself (an operator's figure is the level)"
+                                                             : "the better of the level and the anchor",
                      higher_is_better ? fmt::format("below {:g}%", pct) : fmt::format("above the anchor / {:g}%", pct),
                      unit_noun)
                : fmt::format(
@@ -193,7 +226,8 @@ std::string FleetVerdict::rule() const {
       "not LOW form parts, and two parts or more of 2 hosts or more are a SPLIT (fine inside, LOW between: a path "
       "they share); a host is a BAD HOST when more than half of its pairs with hosts not named already are LOW "
       "(2 such pairs at least; the worst host first; pairs across a SPLIT not counted); a LOW pair between two "
-      "hosts that are not BAD HOSTs is a BAD LINK",
+      "hosts that are not BAD HOSTs is a BAD LINK, unless one of them has no other pair measured (CANNOT TELL: "
+      "one pair cannot tell the host from the link)",
       metric, sample, level_text, anchored_text, low_text, lanes > 1 ? " (per local rank)" : "");
 }
 

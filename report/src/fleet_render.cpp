@@ -98,6 +98,25 @@ std::string bad_link_line(const FleetVerdict& v, const FleetPair& p) {
                      p.host_b, pct(elsewhere(v, p, p.host_b)));
 }
 
+std::string cannot_tell_line(const FleetVerdict& v, const FleetPair& p) {
+  const FleetHost* a = host_of(v, p.host_a, p.lane);
+  const FleetHost* b = host_of(v, p.host_b, p.lane);
+  const std::string figure =
+      p.value ? fmt::format("{} {} = {} of the reference", value_text(p), v.unit, pct(p.of_reference()))
+              : fmt::format("did not measure ({})", p.status);
+  const auto a_elsewhere = elsewhere(v, p, p.host_a);
+  return fmt::format(
+      "CANNOT TELL {}: ranks {} and {}{}{}; {}; {} has no other pair measured: one pair cannot tell the host from "
+      "the link (measure its other pairs)",
+      link_label(p, v.lanes), p.rank_a, p.rank_b, devices_text(a != nullptr ? a->device : ""),
+      devices_text(b != nullptr ? b->device : ""), figure, a_elsewhere ? p.host_b : p.host_a);
+}
+
+std::string suspicious_line(const FleetVerdict& v, const FleetPair& p) {
+  return fmt::format("SUSPICIOUS {}: ranks {} and {}; {}", link_label(p, v.lanes), p.rank_a, p.rank_b,
+                     printable(p.suspicious));
+}
+
 }  // namespace
 
 std::vector<std::string> fleet_verdict_lines(const FleetVerdict& v) {
@@ -119,6 +138,12 @@ std::vector<std::string> fleet_verdict_lines(const FleetVerdict& v) {
   for (const FleetPair* p : v.bad_links()) {
     lines.push_back(bad_link_line(v, *p));
   }
+  for (const FleetPair* p : v.cannot_tell()) {
+    lines.push_back(cannot_tell_line(v, *p));
+  }
+  for (const FleetPair* p : v.suspicious()) {
+    lines.push_back(suspicious_line(v, *p));
+  }
   for (const auto& finding : fleet_evidence(v)) {
     lines.push_back("evidence: " + finding);
   }
@@ -130,9 +155,11 @@ std::vector<std::string> fleet_evidence(const FleetVerdict& v) {
   for (const FleetHost* h : v.bad_hosts()) {
     named.push_back(h->name);
   }
-  for (const FleetPair* p : v.bad_links()) {
-    named.push_back(p->host_a);
-    named.push_back(p->host_b);
+  for (const auto& list : {v.bad_links(), v.cannot_tell()}) {
+    for (const FleetPair* p : list) {
+      named.push_back(p->host_a);
+      named.push_back(p->host_b);
+    }
   }
   for (const FleetGroup* g : v.low_groups()) {
     named.insert(named.end(), g->hosts.begin(), g->hosts.end());
@@ -193,6 +220,9 @@ std::string fleet_reference_text(const FleetVerdict& v) {
   const bool anchored = std::any_of(v.anchor.begin(), v.anchor.end(), [](const auto& a) { return a.has_value(); });
   std::string out = fmt::format("reference {}: {}; anchor: {}", v.metric, fmt::join(parts, "; "),
                                 anchored ? v.anchor_basis : "none (" + v.anchor_basis + ")");
+  for (const auto& note : v.level_notes) {
+    out += "\nlevel: " + note;
+  }
   if (v.partial && v.missing > 0) {
     out += fmt::format(
         "\npartial: {} of the {} pairs were not measured (the sweep stopped early): judged on the {} "
@@ -348,10 +378,11 @@ std::string CsvRenderer::render(const FleetVerdict& v) const {
   for (const auto& p : v.pairs) {
     row({"pair", pair_name(p.host_a, p.host_b), std::to_string(p.lane), fmt::format("{}-{}", p.rank_a, p.rank_b),
          p.value ? fmt::format("{:.6g}", *p.value) : "", v.unit, p.value ? fmt::format("{:.4f}", p.score) : "", "", "",
-         !p.low                   ? "ok"
-         : p.across_split         ? "SPLIT"
-         : p.explained_by.empty() ? "BAD LINK"
-                                  : "LOW",
+         !p.low                    ? (p.suspicious.empty() ? "ok" : "SUSPICIOUS")
+         : p.across_split          ? "SPLIT"
+         : !p.explained_by.empty() ? "LOW"
+         : p.cannot_tell           ? "CANNOT TELL"
+                                   : "BAD LINK",
          p.explained_by});
   }
   return out;
@@ -393,6 +424,14 @@ std::string JunitRenderer::render(const FleetVerdict& v) const {
   for (const FleetPair* p : v.bad_links()) {
     const std::string name = link_label(*p, v.lanes);
     add(testcase("ccbench.fleet.link", name, "bad_link", "BAD LINK " + name, bad_link_line(v, *p)), true);
+  }
+  for (const FleetPair* p : v.cannot_tell()) {
+    const std::string name = link_label(*p, v.lanes);
+    add(testcase("ccbench.fleet.link", name, "cannot_tell", "CANNOT TELL " + name, cannot_tell_line(v, *p)), true);
+  }
+  for (const FleetPair* p : v.suspicious()) {
+    const std::string name = link_label(*p, v.lanes);
+    add(testcase("ccbench.fleet.link", name, "suspicious", "SUSPICIOUS " + name, suspicious_line(v, *p)), true);
   }
   for (const FleetGroup* g : v.low_groups()) {
     add(testcase("ccbench.fleet.group", g->id, "low_group", "LOW GROUP " + g->id, group_line(v, *g)), true);

@@ -58,6 +58,27 @@ VERDICTS = {
     "whole_fleet_slow_and_one_worse": (dict(hosts=5, bad={0: 0.5, 1: 0.5, 2: 0.5, 3: 0.5, 4: 0.2}),
                                        ["--reference", "1"], 1, ["n4"], [], True, None, "BAD HOST n4"),
     "healthy_with_anchor": (dict(hosts=4, peak=1.1), [], 0, [], [], False, None, "nothing named: 6 pairs"),
+    # Issue 35, section 1: one fast pair (a loopback: one machine under two names) named 14 healthy hosts of 16.
+    # The fastest pairs' 2 hosts are no level while the other 14 sit together: judged against those, the pair named.
+    "16_hosts_one_fast_pair": (dict(hosts=16, links={(0, 1): 2.0}), [], 1, [], [], False, None,
+                               "SUSPICIOUS n0<->n1: ranks 0 and 1; faster than the rest of the fleet: 2 GB/s against "
+                               "its level 1 GB/s"),
+    "64_hosts_one_fast_pair": (dict(hosts=64, links={(5, 40): 2.0}), [], 1, [], [], False, None,
+                               "SUSPICIOUS n40<->n5"),
+    "16_hosts_two_fast_pairs_3x": (dict(hosts=16, links={(0, 1): 3.0, (2, 3): 3.0}), [], 1, [], [], False, None,
+                                   "the fastest 2 pair(s) (n0<->n1, n2<->n3, at 3 GB/s) hold 4 of the 16 hosts"),
+    # --reference is the level, not the better of it and the fleet's best: the healthy hosts are not named.
+    "16_hosts_one_fast_pair_reference": (dict(hosts=16, links={(0, 1): 2.0}), ["--reference", "1"], 1, [], [],
+                                         False, None, "SUSPICIOUS n0<->n1"),
+    # 14 of 16 hosts really slow: only an anchor can tell it from one fast pair; with it, the 14 are named.
+    "16_hosts_14_slow_reference": (dict(hosts=16, bad={h: 0.5 for h in range(2, 16)}), ["--reference", "1"], 1,
+                                   sorted(f"n{h}" for h in range(2, 16)), [], False, None, "14 bad hosts, 0 bad links"),
+    "16_hosts_14_slow_no_anchor": (dict(hosts=16, bad={h: 0.5 for h in range(2, 16)}), [], 1, [], [], False, None,
+                                   "give --reference to say which is healthy"),
+    # A pair over its link's spec cannot be a measurement of it.
+    "faster_than_spec": (dict(hosts=4, peak=1.1, links={(1, 2): 1.5}), [], 1, [], [], False, None,
+                         "SUSPICIOUS n1<->n2: ranks 1 and 2; faster than its link can go: 1.5 GB/s over the spec peak "
+                         "1.1 GB/s"),
     "every_pair_failed": (dict(hosts=4, status="failed"), [], 2, None, None, None, None,
                           "no pair of the sweep measured (6 pairs, each failed): nothing to judge"),
 }
@@ -173,6 +194,19 @@ def check_input(report):
         expect("missing_pairs", ["fleet", "part.json"], 2, "2 of the 6 pairs of 4 hosts are missing from the sweep", tmp)
         expect("partial", ["fleet", "part.json", "--partial", "--colour", "never"], 1,
                "partial: 2 of the 6 pairs were not measured", tmp, stdout_empty=False)
+        # Issue 35: under --partial a host with one measured pair, LOW, was named BAD LINK "... too (median -)". One
+        # pair cannot tell the host from the link: CANNOT TELL, the pair named.
+        synthetic_fleet.write_sweep(t / "one.json", 4, links={(2, 3): 0.5})
+        one = json.loads((t / "one.json").read_text())
+        one["results"] = [r for r in one["results"] if sorted(r["group_hosts"]) not in (["n0", "n3"], ["n1", "n3"])]
+        (t / "one.json").write_text(json.dumps(one))
+        expect("partial_one_pair", ["fleet", "one.json", "--partial", "--colour", "never"], 1,
+               "CANNOT TELL n2<->n3: ranks 2 and 3; 0.5 GB/s = 50% of the reference; n3 has no other pair measured: "
+               "one pair cannot tell the host from the link", tmp, stdout_empty=False)
+        rc, out, _ = run(report, ["fleet", "one.json", "--partial", "--format", "json"], tmp)
+        j = json.loads(out)
+        if j["bad_links"] or [c["hosts"] for c in j.get("cannot_tell", [])] != [["n2", "n3"]]:
+            bad.append(f"partial_one_pair: bad links {j['bad_links']}, cannot tell {j.get('cannot_tell')}")
     return bad
 
 

@@ -40,9 +40,11 @@ struct FleetPair {
   bool low = false;
   bool across_split = false;  // a LOW pair between two parts of a SPLIT
   std::string explained_by;   // a LOW pair's BAD HOST; empty for a BAD LINK (and for a pair that is fine)
+  bool cannot_tell = false;   // a LOW pair one of whose hosts has no other pair measured: host or link, unknown
+  std::string suspicious;     // why a pair faster than the fleet can go is not believed (a loopback, an alias), or ""
   std::uint32_t file = 0;     // index into FleetVerdict::files
 
-  /// "ok", "BAD LINK", "LOW (SPLIT)" or "LOW (BAD HOST node2)", as every printer says it.
+  /// "ok", "BAD LINK", "CANNOT TELL", "SUSPICIOUS", "LOW (SPLIT)" or "LOW (BAD HOST node2)", as every printer says it.
   [[nodiscard]] std::string verdict() const;
   /// The score when the pair measured; unset when it did not.
   [[nodiscard]] std::optional<double> of_reference() const { return value ? std::optional(score) : std::nullopt; }
@@ -102,6 +104,7 @@ struct FleetVerdict {
   std::vector<std::optional<double>> anchor;     // per lane: what a healthy pair reaches (--reference, spec)
   std::vector<std::optional<double>> reference;  // per lane: what the pairs are judged against
   std::vector<bool> fleet_low;                   // per lane: the level below the anchor's LOW line
+  std::vector<std::string> level_notes;          // per lane set aside: why the fastest pairs are not the level
   std::string anchor_basis;        // "--reference 0.006 GB/s", "80% of each pair's spec peak", or why there is none
   std::vector<FleetHost> hosts;    // lane by lane, hosts in name order
   std::vector<FleetPair> pairs;    // lane by lane, pairs in name order
@@ -115,12 +118,17 @@ struct FleetVerdict {
 
   [[nodiscard]] std::vector<const FleetHost*> bad_hosts() const;
   [[nodiscard]] std::vector<const FleetPair*> bad_links() const;
+  /// LOW pairs that one of whose hosts has no other pair measured (a --partial sweep): host or link, unknown.
+  [[nodiscard]] std::vector<const FleetPair*> cannot_tell() const;
+  /// Pairs faster than the fleet can go, or than their link's spec: not believed, named.
+  [[nodiscard]] std::vector<const FleetPair*> suspicious() const;
   /// LOW groups of a --hosts-per-group sweep that hold no BAD HOST.
   [[nodiscard]] std::vector<const FleetGroup*> low_groups() const;
   [[nodiscard]] bool grouped() const { return !groups.empty(); }
   /// Any lane whose level is below its anchor's LOW line.
   [[nodiscard]] bool any_fleet_low() const;
-  /// A BAD HOST, a BAD LINK, a LOW GROUP, a SPLIT or a fleet LOW as a whole: exit 1.
+  /// A BAD HOST, a BAD LINK, a pair it cannot tell, a SUSPICIOUS pair, a LOW GROUP, a SPLIT or a fleet LOW as a
+  /// whole: exit 1.
   [[nodiscard]] bool anything_named() const;
   /// The rule, in words, as every output format states it.
   [[nodiscard]] std::string rule() const;
