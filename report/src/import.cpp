@@ -272,12 +272,56 @@ std::string fnv_hex(const std::vector<ImportLog>& logs) {
 
 }  // namespace
 
+namespace {
+
+/// What makes a test's rows samples of the same run's: its hosts, ranks and GPU models.
+std::string run_signature(const ImportedTest& t) {
+  std::set<std::string> hosts;
+  std::set<std::string> gpus;
+  for (const auto& d : t.devices) {
+    hosts.insert(d.host);
+    gpus.insert(d.gpu);
+  }
+  std::string text = fmt::format("{} rank(s)", t.ranks);
+  if (!hosts.empty()) {
+    text += fmt::format(" on {}", fmt::join(hosts, ","));
+  }
+  if (!gpus.empty()) {
+    text += fmt::format(" of {}", fmt::join(gpus, ","));
+  }
+  return text;
+}
+
+/// Logs of other hosts, rank counts or GPU models are other runs: merged, one node's wrong elements were charged
+/// to the first host and an H800's busbw set against an H100's peak. Refused with one line naming both.
+void check_one_run(const std::vector<ImportedTest>& tests) {
+  const std::string first = run_signature(tests.front());
+  for (const auto& t : tests) {
+    if (const auto sig = run_signature(t); sig != first) {
+      throw InputError(t.file, "",
+                       fmt::format("a run of {} beside {}'s run of {}: logs of other hosts, rank counts or GPU "
+                                   "models are other runs; import each run on its own (several logs of the same "
+                                   "hosts and configuration are samples)",
+                                   sig, tests.front().file, first));
+    }
+  }
+}
+
+}  // namespace
+
 ResultDocument import_logs(const std::vector<ImportLog>& logs, const ImportOptions& options) {
   if (logs.empty()) {
     throw UsageError("import: give the logs to read");
   }
   std::vector<ImportedTest> tests;
+  std::map<std::string, std::string> seen;  // a log's bytes -> the first name they came under
+  std::vector<std::string> duplicates;
   for (const auto& log : logs) {
+    // The same bytes given twice (or under two names) are one measurement, not two samples.
+    if (const auto [first, added] = seen.emplace(log.text, log.name); !added) {
+      duplicates.push_back(fmt::format("{} is the same log as {}: counted once", log.name, first->second));
+      continue;
+    }
     auto parsed = parse_log(log, options);
     for (auto& t : parsed) {
       if (t.started_utc.empty()) {
@@ -292,6 +336,10 @@ ResultDocument import_logs(const std::vector<ImportLog>& logs, const ImportOptio
       }
       tests.push_back(std::move(t));
     }
+  }
+  check_one_run(tests);
+  if (!duplicates.empty()) {
+    tests.front().notes.insert(tests.front().notes.end(), duplicates.begin(), duplicates.end());
   }
   // every log's row is a sample of its case: one time per log, or every iteration's (-I 1)
   std::map<Key, Merged> merged;

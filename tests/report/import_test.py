@@ -266,19 +266,51 @@ def check_malformed(env):
     assert p.returncode == 2 and "one tool's logs at a time" in p.stderr, p.stderr
 
 
+def check_runs(env):
+    """Issue 35, section 2: logs of other runs are not samples of one, and one log given twice is one sample."""
+    # An H800 node's log beside an H100 node's: other hosts and GPU models, refused with one line naming both.
+    out = env.tmp / "mixed.json"
+    p = env.run("import", env.data / H800[0], env.data / H100_FLOAT, "--test", "all_reduce", "-o", out)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and not out.exists(), f"exit {p.returncode}: {p.stderr}"
+    assert "a run of 8 rank(s) on pool0-01806 of NVIDIA H100 80GB HBM3 beside" in lines[0], lines[0]
+    assert "of NVIDIA H800: logs of other hosts, rank counts or GPU models are other runs" in lines[0], lines[0]
+    print(f"  H800 and H100 logs together: exit 2: {lines[0]}")
+    # The same bytes under three names (twice the same path, once a copy): one log, one sample.
+    copy = env.tmp / "run0-copy.txt"
+    copy.write_bytes((env.data / H800[0]).read_bytes())
+    p = env.run("import", env.data / H800[0], env.data / H800[0], copy, "--test", "all_reduce", "-o",
+                env.tmp / "once.json")
+    assert p.returncode == 0, p.stderr
+    assert "from 1 log(s)" in p.stderr, p.stderr
+    doc = json.loads((env.tmp / "once.json").read_text())
+    assert all(r["time"]["n"] == 1 for r in doc["results"] if r["status"] == "ok"), "a copy counted as a sample"
+    notes = doc["run"]["source"]["notes"]
+    assert any("run0-copy.txt is the same log as" in n and "counted once" in n for n in notes), notes
+    print(f"  one log given three times: {p.stderr.strip()}; n = 1 per row")
+    # Six copies against six copies of another log: n = 1 a side, so compare cannot be sure (it said SLOWER).
+    a = env.run("import", *([env.data / H800[0]] * 6), "--test", "all_reduce", "-o", env.tmp / "a6.json")
+    b = env.run("import", *([env.data / H800[1]] * 6), "--test", "all_reduce", "-o", env.tmp / "b6.json")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    c = env.run("compare", env.tmp / "a6.json", env.tmp / "b6.json", "--format", "json")
+    counts = json.loads(c.stdout)["counts"]
+    assert counts["slower"] == 0 and counts["faster"] == 0 and counts["unsure"] > 0, counts
+    print(f"  six copies against six copies: {counts}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--report", required=True)
     parser.add_argument("--data", required=True, help="tests/data/import")
     parser.add_argument("--schema", required=True)
     parser.add_argument("--profiles", required=True)
-    parser.add_argument("what", choices=["logs", "platforms", "json", "malformed"])
+    parser.add_argument("what", choices=["logs", "platforms", "json", "malformed", "runs"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ccbench-import-") as tmp:
         env = Env(args, tmp)
         env.profiles = pathlib.Path(args.profiles)
-        {"logs": check_logs, "platforms": check_platforms, "json": check_json, "malformed": check_malformed}[
-            args.what](env)
+        {"logs": check_logs, "platforms": check_platforms, "json": check_json, "malformed": check_malformed,
+         "runs": check_runs}[args.what](env)
     print(f"PASS: import {args.what}")
     return 0
 
