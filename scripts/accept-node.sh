@@ -178,7 +178,9 @@ size_of() {  # size_of BENCH
 check_bench() {  # check_bench BENCH ARGS...: the size as size_of says it (its notes come with the run)
   local msg s
   s=$(size_of "$1" 2>/dev/null)
-  msg=$("$bin_dir/$1" --check-args -b "$s" -e "$s" -c 1 "${@:2}" --bind "$bind" ${timeout:+--timeout "$timeout"} 2>&1) ||
+  local job_flags=(--bind "$bind" ${timeout:+--timeout "$timeout"})
+  [ "$1" != copy_bench ] || job_flags=()  # one process over the node's GPUs: no MPI job to bind or watch
+  msg=$("$bin_dir/$1" --check-args -b "$s" -e "$s" -c 1 "${@:2}" "${job_flags[@]}" 2>&1) ||
     die "${size:+--size '$size': }$1 at $s: ${msg#"$1: error: "}"
 }
 for b in "${group_benches[@]}"; do
@@ -226,16 +228,24 @@ timed_out=0
 broken=()    # benches that ended without a result file, or crashed
 # run_bench NAME NP ENV DESCRIPTION BENCH ARGS...: one bench through the launcher, its result in
 # OUT/NAME.json; ENV is one VAR=VALUE put in front of the launcher, or -.
+# NP 0: one process, not through the launcher (copy_bench: every local GPU from one process; under --timeout S
+# the whole run is given 4 S, and its end by `timeout` counts as a bench that timed out).
 run_bench() {
   local name=$1 n=$2 envs=$3 what=$4 bench=$5 rc=0
   shift 5
   local file=$out/$name.json
-  launch_cmd "$n" "$bin_dir/$bench" "$@" --bind "$bind" --out "$file" ${timeout:+--timeout "$timeout"}
+  if [ "$n" = 0 ]; then
+    cmd=("$bin_dir/$bench" "$@" --out "$file")
+    [ -z "$timeout" ] || cmd=(timeout --kill-after=10 "$((4 * timeout))" "${cmd[@]}")
+  else
+    launch_cmd "$n" "$bin_dir/$bench" "$@" --bind "$bind" --out "$file" ${timeout:+--timeout "$timeout"}
+  fi
   [ "$envs" = - ] || cmd=(env "$envs" "${cmd[@]}")
   echo
   echo "== $what"
   echo "\$ ${cmd[*]}"
   run_logged "$out/logs/$name.log" "${cmd[@]}" || rc=$?
+  [ "$n" != 0 ] || [ "$rc" != 124 ] || rc=3  # ended by timeout(1)
   runs+=("$name|$rc|$what")
   if [ "$rc" = 2 ]; then
     bench_rejected=1
@@ -302,6 +312,12 @@ for b in "${optional_benches[@]}"; do
   if [ "$b" = ib_write_bw_bench ] && [ -x "$bin_dir/$b" ] && [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
     echo "not run: $b (no RDMA device in /sys/class/infiniband)"
     not_built+=("$b (no RDMA device)")
+  elif [ "$b" = copy_bench ] && [ -x "$bin_dir/$b" ] && [ "$backend" != nccl ]; then
+    echo "not run: $b (backend $backend: host memory, no GPU copies to measure)"
+    not_built+=("$b (backend $backend)")
+  elif [ "$b" = copy_bench ] && [ -x "$bin_dir/$b" ]; then
+    s=$(size_of "$b")
+    run_bench "$b" 0 - "$b at $s" "$b" -b "$s" -e "$s" -c 1
   elif [ -x "$bin_dir/$b" ]; then
     s=$(size_of "$b")
     run_bench "$b" "$np" - "$b at $s" "$b" -b "$s" -e "$s" -c 1

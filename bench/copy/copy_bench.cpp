@@ -66,6 +66,7 @@ struct Options {
   int check = 1;
   std::string out_path;
   std::string label;
+  bool check_args = false;
 };
 
 struct Plan {
@@ -91,6 +92,9 @@ Options parse_options(int argc, const char* const* argv, bool& exit_early) {
   app.add_option("-c,--check", o.check, "1: verify each size's copy on the device (default 1)");
   app.add_option("--out", o.out_path, "result JSON path (default results/copy_bench-<host>-<UTC>.json)");
   app.add_option("--label", o.label, "a label for the run (baselines, comparisons)");
+  app.add_flag("--check-args", o.check_args,
+               "check the options and exit: 0, or 2 with the one line a run would print (no GPU; what scripts ask "
+               "before a run). copy_bench is one process over every local GPU: it takes no --bind or --timeout");
   app.set_version_flag("--version", std::string(version_string()));
   try {
     app.parse(argc, argv);
@@ -279,6 +283,12 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   std::vector<std::uint64_t> sizes = checked_sizes(o);
+  if (o.check_args) {
+    if (!o.out_path.empty()) {
+      check_output_path(o.out_path, "--out");
+    }
+    return kExitOk;
+  }
   // Held until the run ends (the kernel lets go if it dies); checked before any device is touched.
   const OutputClaim claim = o.out_path.empty() ? default_claim() : OutputClaim::explicit_path(o.out_path, "--out");
   const int visible = visible_devices();

@@ -36,6 +36,14 @@
       nvidia-nccl-cu13 wheel's libnccl.so.2 where pip puts it: env (the wheel's NCCL found, the bundle's MPI
       run) and report pass, copy/collectives/graph/dtypes report skipped, exit 77; bad --steps: exit 2.
 
+  install_test.py --build DIR --source DIR workflows
+      the operator's workflows as shipped, from a moved install and from the unpacked bundle, the source and
+      build trees hidden: ccbench-accept-node --profile mpi-host-smoke PASS (exit 0), and FAIL (exit 1, the
+      busbw check named) on a run made slow (both ranks busy-polling on one core: taskset -c 0); a small
+      suite stored by ccbench-regression, a slowed candidate REGRESSION with SLOWER rows (exit 1), and NO
+      VERDICT (exit 2) where nothing can be compared: a baseline that holds none of the suite's benches, and
+      ccbench-report regression on an empty candidate folder.
+
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
 skipped, saying what is missing. Failures raise AssertionError (exit 1).
 """
@@ -477,12 +485,70 @@ def gpu_smoke(args):
     print("gpu-smoke: PASSED (env and report ran; copy, collectives, graph and dtypes skipped without a GPU)")
 
 
+MINI_SUITE = ("allreduce_bench --backend mpi -b 64K -e 1M -f 4 -c 1 --samples --time-budget 0.2\n"
+              "sendrecv_bench --backend mpi -b 64K -e 1M -f 4 -c 1 --samples --time-budget 0.2\n")
+
+
+def run_workflows(where, bindir, work, hide, env):
+    """accept-node and regression from `bindir` (an install's or the bundle's bin/), in `work`, with `hide` hidden."""
+    work.mkdir()
+    (work / "mini.suite").write_text(MINI_SUITE)
+    (work / "other.suite").write_text("reduce_bench --backend mpi -b 64K -e 64K -c 1\n")
+    (work / "empty").mkdir()
+    slow = "OMPI_MCA_mpi_yield_when_idle=0 taskset -c 0"  # two busy-polling ranks take turns on one core
+    common = "--np 2 --timeout 120 --mpirun-args '--bind-to none'"
+    steps = [
+        ("accept-node, healthy", f"'{bindir}/ccbench-accept-node' --profile mpi-host-smoke --out an-ok {common}", 0,
+         r"allreduce-busbw-512k +PASS"),
+        ("accept-node, made slow", f"{slow} '{bindir}/ccbench-accept-node' --profile mpi-host-smoke --out an-slow "
+         f"{common}", 1, r"allreduce-busbw-512k +FAIL"),
+        ("regression, base", f"'{bindir}/ccbench-regression' --suite mini.suite --label base --store st {common}", 0,
+         r"stored: 2 results of suite mini as label base"),
+        ("regression, slowed candidate", f"{slow} '{bindir}/ccbench-regression' --suite mini.suite --label slow "
+         f"--baseline base --store st {common}", 1, r"verdict: REGRESSION \([1-9]\d* SLOWER"),
+        ("regression, nothing in common", f"'{bindir}/ccbench-regression' --suite other.suite --label other "
+         f"--baseline base --store st {common}", 2, r"verdict: NO VERDICT \(baseline base holds none of the benches"),
+        ("regression of an empty candidate", f"'{bindir}/ccbench-report' regression st/base empty", 2,
+         r"verdict: NO VERDICT \(empty holds no result"),
+    ]
+    for what, cmd, want, pattern in steps:
+        start = time.monotonic()
+        p = sh(hidden(f"cd '{work}' && {cmd}", hide), check=False, env=env, timeout=900)
+        text = p.stdout + p.stderr
+        assert p.returncode == want, f"{where}: {what}: exit {p.returncode}, expected {want}"
+        found = re.search(pattern, text, re.M)
+        assert found, f"{where}: {what}: no line matches {pattern!r}"
+        line = text[text.rfind("\n", 0, found.start()) + 1:text.find("\n", found.end())].strip()
+        print(f"PASS {where}: {what}: exit {p.returncode} in {time.monotonic() - start:.0f} s: {line}")
+
+
+def workflows(args):
+    need_root()
+    with tempfile.TemporaryDirectory(prefix="ccbench-workflows-") as tmp:
+        tmp = pathlib.Path(tmp)
+        sh(["cmake", "--install", args.build, "--prefix", tmp / "staged", "--strip", "--component", "ccbench"])
+        moved = tmp / "moved" / "opt-ccbench"
+        moved.parent.mkdir()
+        shutil.move(tmp / "staged", moved)
+        made = sh([str(pathlib.Path(args.source) / "scripts" / "make-bundle.sh"), args.build, str(tmp / "out")],
+                  timeout=600).stdout.strip().splitlines()[-1]
+        (tmp / "bundle").mkdir()
+        sh(["tar", "-C", str(tmp / "bundle"), "-xzf", made])
+        bundle_bin = next((tmp / "bundle").iterdir()) / "bin"
+        hide = [str(pathlib.Path(args.source).resolve()), str(pathlib.Path(args.build).resolve())]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "CCBENCH_"))}
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        run_workflows("install", moved / "bin", tmp / "install-work", hide, env)
+        run_workflows("bundle", bundle_bin, tmp / "bundle-work", hide, env)
+    print("workflows: PASSED")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
     cases = {"relocated": relocated, "deb": deb, "bundle": bundle, "quickstart": quickstart, "container": container,
-             "nccl-swap": nccl_swap, "gpu-smoke": gpu_smoke}
+             "nccl-swap": nccl_swap, "gpu-smoke": gpu_smoke, "workflows": workflows}
     parser.add_argument("case", choices=list(cases))
     args = parser.parse_args()
     cases[args.case](args)
