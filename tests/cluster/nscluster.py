@@ -215,7 +215,7 @@ class Cluster:
     _live = {}  # tag -> Cluster entered with `with`, torn down at exit or on a signal
 
     def __init__(self, hosts, slots, rate_mbit, delay_ms=0, mpirun="mpirun"):
-        assert 2 <= hosts <= 4, f"{hosts} hosts: a cluster has 2 to 4"
+        assert 2 <= hosts <= 6, f"{hosts} hosts: a cluster has 2 to 6 (2 cores: more crowd them)"
         self.hosts = [f"node{k}" for k in range(hosts)]
         self.slots = slots
         self.rates_mbit = list(rate_mbit) if isinstance(rate_mbit, (list, tuple)) else [rate_mbit] * hosts
