@@ -86,30 +86,27 @@ std::optional<double> elsewhere(const FleetVerdict& v, const FleetPair& link, co
   return scores.empty() ? std::nullopt : std::optional<double>(detail::median_of(std::move(scores)));
 }
 
-std::string bad_link_line(const FleetVerdict& v, const FleetPair& p) {
+/// "n2<->n3: ranks 2 and 3 (devices); 0.5 GB/s = 50% of the reference": what a line about one pair begins with.
+std::string pair_head(const FleetVerdict& v, const FleetPair& p) {
   const FleetHost* a = host_of(v, p.host_a, p.lane);
   const FleetHost* b = host_of(v, p.host_b, p.lane);
   const std::string figure =
       p.value ? fmt::format("{} {} = {} of the reference", value_text(p), v.unit, pct(p.of_reference()))
               : fmt::format("did not measure ({})", p.status);
-  return fmt::format("BAD LINK {}: ranks {} and {}{}{}; {}; {} is fine elsewhere (median {}), {} too (median {})",
-                     link_label(p, v.lanes), p.rank_a, p.rank_b, devices_text(a != nullptr ? a->device : ""),
-                     devices_text(b != nullptr ? b->device : ""), figure, p.host_a, pct(elsewhere(v, p, p.host_a)),
-                     p.host_b, pct(elsewhere(v, p, p.host_b)));
+  return fmt::format("{}: ranks {} and {}{}{}; {}", link_label(p, v.lanes), p.rank_a, p.rank_b,
+                     devices_text(a != nullptr ? a->device : ""), devices_text(b != nullptr ? b->device : ""), figure);
+}
+
+std::string bad_link_line(const FleetVerdict& v, const FleetPair& p) {
+  return fmt::format("BAD LINK {}; {} is fine elsewhere (median {}), {} too (median {})", pair_head(v, p), p.host_a,
+                     pct(elsewhere(v, p, p.host_a)), p.host_b, pct(elsewhere(v, p, p.host_b)));
 }
 
 std::string cannot_tell_line(const FleetVerdict& v, const FleetPair& p) {
-  const FleetHost* a = host_of(v, p.host_a, p.lane);
-  const FleetHost* b = host_of(v, p.host_b, p.lane);
-  const std::string figure =
-      p.value ? fmt::format("{} {} = {} of the reference", value_text(p), v.unit, pct(p.of_reference()))
-              : fmt::format("did not measure ({})", p.status);
-  const auto a_elsewhere = elsewhere(v, p, p.host_a);
   return fmt::format(
-      "CANNOT TELL {}: ranks {} and {}{}{}; {}; {} has no other pair measured: one pair cannot tell the host from "
-      "the link (measure its other pairs)",
-      link_label(p, v.lanes), p.rank_a, p.rank_b, devices_text(a != nullptr ? a->device : ""),
-      devices_text(b != nullptr ? b->device : ""), figure, a_elsewhere ? p.host_b : p.host_a);
+      "CANNOT TELL {}; {} has no other pair measured: one pair cannot tell the host from the link (measure its other "
+      "pairs)",
+      pair_head(v, p), elsewhere(v, p, p.host_a) ? p.host_b : p.host_a);
 }
 
 std::string suspicious_line(const FleetVerdict& v, const FleetPair& p) {

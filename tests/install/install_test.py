@@ -101,14 +101,20 @@ def check_runpath(program):
     assert "$ORIGIN/../lib/ccbench" in dyn, f"{program}: RUNPATH lacks $ORIGIN/../lib/ccbench"
 
 
+def moved_install(args, tmp):
+    """cmake --install into TMP/staged, then the tree moved to TMP/moved/opt-ccbench: its new place."""
+    sh(["cmake", "--install", args.build, "--prefix", tmp / "staged", "--strip", "--component", "ccbench"])
+    moved = tmp / "moved" / "opt-ccbench"
+    moved.parent.mkdir()
+    shutil.move(tmp / "staged", moved)
+    return moved
+
+
 def relocated(args):
     need_root()
     with tempfile.TemporaryDirectory(prefix="ccbench-install-") as tmp:
         tmp = pathlib.Path(tmp)
-        sh(["cmake", "--install", args.build, "--prefix", tmp / "staged", "--strip", "--component", "ccbench"])
-        moved = tmp / "moved" / "opt-ccbench"
-        moved.parent.mkdir()
-        shutil.move(tmp / "staged", moved)
+        moved = moved_install(args, tmp)
         bindir = moved / "bin"
         programs = sorted(p.name for p in bindir.iterdir())
         print("installed bin/:", " ".join(programs))
@@ -526,10 +532,7 @@ def workflows(args):
     need_root()
     with tempfile.TemporaryDirectory(prefix="ccbench-workflows-") as tmp:
         tmp = pathlib.Path(tmp)
-        sh(["cmake", "--install", args.build, "--prefix", tmp / "staged", "--strip", "--component", "ccbench"])
-        moved = tmp / "moved" / "opt-ccbench"
-        moved.parent.mkdir()
-        shutil.move(tmp / "staged", moved)
+        moved = moved_install(args, tmp)
         made = sh([str(pathlib.Path(args.source) / "scripts" / "make-bundle.sh"), args.build, str(tmp / "out")],
                   timeout=600).stdout.strip().splitlines()[-1]
         (tmp / "bundle").mkdir()
