@@ -195,6 +195,7 @@ struct Merged {
   std::optional<std::uint64_t> wrong;
   std::uint64_t ops = 0;
   std::vector<std::string> files;
+  std::string failed;  // a log's run ended early at this case: why
 };
 
 CaseResult result_of(const Key& k, const Merged& m) {
@@ -232,6 +233,12 @@ CaseResult result_of(const Key& k, const Merged& m) {
   r.wrong_elements = m.wrong;
   r.rdma = t.rdma;
   set_peak(r, t);
+  if (!m.failed.empty()) {  // a run that failed here, whatever other logs measured
+    r.status = CaseStatus::Failed;
+    r.reason = m.samples.empty() ? m.failed
+                                 : fmt::format("{} ({} other sample(s) of it measured)", m.failed, m.samples.size());
+    return r;
+  }
   if (m.samples.empty()) {
     r.status = CaseStatus::Skipped;
     r.reason = "the log printed no time (N/A)";
@@ -366,6 +373,9 @@ ResultDocument import_logs(const std::vector<ImportLog>& logs, const ImportOptio
       }
       if (row.wrong) {
         m.wrong = m.wrong.value_or(0) + *row.wrong;
+      }
+      if (!row.failed.empty() && m.failed.empty()) {
+        m.failed = row.failed;
       }
     }
   }

@@ -30,6 +30,8 @@ struct ImportedRow {
   std::optional<double> bw_peak_GBps;              // perftest ib_write_bw's BW peak
   std::uint64_t iterations = 0;
   int line = 0;
+  bool no_redop = false;  // nccl-tests printed "none" in its redop column: the test reduces nothing
+  std::string failed;     // a row where the run ended early: why (the failure line, or the cut); no time
 };
 
 struct ImportedDevice {
@@ -56,6 +58,7 @@ struct ImportedTest {
   std::vector<std::string> argv;
   std::vector<std::string> notes;
   std::vector<ImportedRow> rows;
+  bool root_column = false;  // nccl-tests 2.12+ tables: redop and root columns (what infers an unnamed test)
 };
 
 std::vector<ImportedTest> parse_nccl_tests_text(std::string_view text, const std::string& file,

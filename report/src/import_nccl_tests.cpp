@@ -9,6 +9,7 @@
 
 #include "ccbench/registration.hpp"
 #include "ccbench/report/input.hpp"
+#include "ccbench/text.hpp"
 #include "import_logs.hpp"
 
 namespace ccbench::report::detail {
@@ -100,8 +101,7 @@ class TextParser {
       throw InputError(m_file, "", "not a nccl-tests log: no table header ('#  size  count  type ...')");
     }
     if (m_columns) {
-      fail(fmt::format("truncated: the table of the test from line {} ends without its '# Avg bus bandwidth' line",
-                       m_tests.back().line));
+      end_early(m_tests.back());
     }
     for (const auto& t : m_tests) {
       if (t.rows.empty()) {
@@ -122,7 +122,43 @@ class TextParser {
     throw InputError(m_file, "", fmt::format("line {}: {}", m_line, what));
   }
 
+  /// A table that ends without its '# Avg bus bandwidth' line: the run failed (a "Test NCCL failure" line, kept
+  /// as the reason) or the log was cut. Its rows are kept; a failed row at the next size says why, so that table
+  /// shows it and accept's no_failed FAILs it. A table that never had a row is refused as before.
+  void end_early(ImportedTest& t) {
+    m_columns.reset();
+    if (t.rows.empty()) {
+      return;
+    }
+    const ImportedRow& last = t.rows.back();
+    const std::string why =
+        m_failure.empty()
+            ? fmt::format(
+                  "truncated: the table of the test from line {} ends after line {} without its '# Avg bus "
+                  "bandwidth' line (a run cut short, or a log cut)",
+                  t.line, last.line)
+            : fmt::format("failed: line {}: {}", m_failure_line, m_failure);
+    t.notes.push_back(fmt::format("{}: {}", m_file, why));
+    ImportedRow failed = last;
+    failed.in_place = false;
+    failed.time_s.reset();
+    failed.wrong.reset();
+    failed.failed = fmt::format("the run ended before this size: {}", why);
+    failed.line = m_failure.empty() ? last.line : m_failure_line;
+    if (m_step_factor > 1.0) {
+      failed.size_bytes = static_cast<std::uint64_t>(static_cast<double>(last.size_bytes) * m_step_factor);
+    } else {
+      failed.size_bytes = last.size_bytes + std::max<std::uint64_t>(m_step_bytes, 1);
+    }
+    failed.count = last.size_bytes == 0 ? 0 : last.count * failed.size_bytes / last.size_bytes;
+    t.rows.push_back(std::move(failed));
+    m_failure.clear();
+  }
+
   ImportedTest& fresh() {
+    if (m_columns && !m_tests.empty()) {
+      end_early(m_tests.back());  // a new test while a table was open: that one ended early
+    }
     ImportedTest t;
     t.file = m_file;
     t.line = m_line;
@@ -142,6 +178,7 @@ class TextParser {
     static const std::regex version_re(R"(^# nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)");
     static const std::regex nccl_re(R"(NCCL version (\d+\.\d+\.\d+))");
     static const std::regex iters_re(R"(^# nThread .*\biters: (\d+))");
+    static const std::regex step_re(R"(\bstep: (\d+)\((factor|bytes)\))");
     std::smatch m;
     const bool short_line = regex_safe(line);
     if (short_line && starts_with(line, "# nccl-tests version") && std::regex_search(line, m, version_re)) {
@@ -155,6 +192,17 @@ class TextParser {
       m_named = true;
     } else if (short_line && starts_with(line, "# nThread") && std::regex_search(line, m, iters_re)) {
       m_iters = std::strtoull(m[1].str().c_str(), nullptr, 10);
+      if (std::smatch step; std::regex_search(line, step, step_re)) {
+        const double value = std::strtod(step[1].str().c_str(), nullptr);
+        m_step_factor = step[2].str() == "factor" ? value : 0.0;
+        m_step_bytes = step[2].str() == "bytes" ? static_cast<std::uint64_t>(value) : 0;
+      }
+    } else if (line.find("Test NCCL failure") != std::string::npos ||
+               line.find("Test CUDA failure") != std::string::npos || line.find("Test failure") != std::string::npos) {
+      if (m_failure.empty()) {
+        m_failure = printable(line.substr(0, std::min<std::size_t>(line.size(), 300)));
+        m_failure_line = m_line;
+      }
     } else if (auto dev = device_line(line)) {
       current().devices.push_back(std::move(*dev));
     } else if (short_line && m_nccl.empty() && line.find("NCCL version") != std::string::npos &&
@@ -171,7 +219,8 @@ class TextParser {
         t.coll = previous.coll;
         t.argv = previous.argv;
       }
-      current();
+      current().root_column = std::find(cols->lead.begin(), cols->lead.end(), "root") != cols->lead.end() &&
+                              std::find(cols->lead.begin(), cols->lead.end(), "redop") != cols->lead.end();
       m_columns = *cols;
     } else if (starts_with(line, "# Avg bus bandwidth")) {
       if (!m_columns) {
@@ -226,6 +275,7 @@ class TextParser {
         }
         base.dtype = *d;
       } else if (col == "redop") {
+        base.no_redop = t[i] == "none";
         if (t[i] != "none") {
           const auto op = parse_reduce_op(t[i]);
           if (!op) {
@@ -273,13 +323,32 @@ class TextParser {
   /// Ranks from the Rank lines, --ranks, the sizes (S = count x ranks x type size) or the printed rates
   /// (busbw / algbw = the bus factor), in that order; then each row's size checked against its count.
   void finish(ImportedTest& t, const Best& best) {
+    const int named_ranks = static_cast<int>(t.devices.size());
+    if (named_ranks > 0 && m_options.ranks && *m_options.ranks != named_ranks) {
+      throw InputError(m_file, "",
+                       fmt::format("--ranks {}: the log's Rank lines name {} ranks", *m_options.ranks, named_ranks));
+    }
     if (t.argv.empty()) {
-      if (m_options.test.empty()) {
+      if (!m_options.test.empty()) {
+        set_test(t, m_options.test, false);
+      } else if (const auto inferred =
+                     infer_test(t, best, named_ranks > 0 ? named_ranks : m_options.ranks.value_or(0))) {
+        t.coll = *inferred;
+        t.notes.push_back(fmt::format(
+            "{}: the log does not name its test; {} inferred from its table (size against count, redop, root and "
+            "busbw / algbw {:.4f} on line {})",
+            m_file, test_name(t), best.ratio, best.line));
+      } else {
         throw InputError(m_file, "",
-                         "the log does not name its test (no '# Collective test starting' line, nccl-tests before "
-                         "2.12): give --test all_reduce, all_gather, ...");
+                         "the log does not name its test (no '# Collective test starting' line) and its table does "
+                         "not tell it: give --test all_reduce, all_gather, ...");
       }
-      set_test(t, m_options.test, false);
+    } else if (!m_options.test.empty()) {
+      ImportedTest given = t;
+      set_test(given, m_options.test, false);
+      if (given.coll != t.coll) {
+        throw InputError(m_file, "", fmt::format("--test {}: the log names its test {}", m_options.test, test_name(t)));
+      }
     }
     const auto& coll = info(t.coll);
     const auto& first = t.rows.front();
@@ -301,15 +370,58 @@ class TextParser {
                                    "give --ranks",
                                    test_name(t)));
     }
+    check_rates(t, best);
     for (const auto& r : t.rows) {
       // alltoallv's size is its busiest rank's bytes under a spread or matrix the log does not give
-      if (coll.algbw_bytes != Span::Plan && algbw_bytes(coll, r.count, size_of(r.dtype), t.ranks) != r.size_bytes) {
+      if (r.failed.empty() && coll.algbw_bytes != Span::Plan &&
+          algbw_bytes(coll, r.count, size_of(r.dtype), t.ranks) != r.size_bytes) {
         throw InputError(m_file, "",
                          fmt::format("line {}: size {} is not what {} elements of {} on {} ranks make "
                                      "for {}",
                                      r.line, r.size_bytes, r.count, name(r.dtype), t.ranks, test_name(t)));
       }
     }
+  }
+
+  /// The log's own busbw / algbw against the bus factor of its test at its ranks, wherever they came from (the
+  /// log, --test, --ranks): a flag the figures contradict is refused with both (a 2.0-era all_reduce log read as
+  /// all_gather became 1 rank with busbw 0; --ranks 5 on a log of 32 gave 12.40 against its printed 15.02).
+  void check_rates(const ImportedTest& t, const Best& b) const {
+    if (b.alg <= 0 || info(t.coll).algbw_bytes == Span::Plan) {
+      return;
+    }
+    const double expected = bus_factor(info(t.coll).factor, t.ranks);
+    const double uncertainty = b.ratio * (0.01 / b.alg) * 2 + 0.005;
+    if (std::abs(expected - b.ratio) > uncertainty) {
+      throw InputError(m_file, "",
+                       fmt::format("line {}: busbw / algbw is {:.4f}, where {} on {} rank(s) gives {:.4f}: the log "
+                                   "is not what the test and ranks say (--test, --ranks, or its Rank lines)",
+                                   b.line, b.ratio, test_name(t), t.ranks, expected));
+    }
+  }
+
+  /// The one nccl-tests test a 2.12+ table fits (size against count, redop, root, busbw / algbw at `ranks`), or
+  /// none when the table cannot tell (all_gather and alltoall, gather and scatter print alike).
+  [[nodiscard]] std::optional<Collective> infer_test(const ImportedTest& t, const Best& b, int ranks) const {
+    if (!t.root_column || ranks < 2 || b.alg <= 0) {
+      return std::nullopt;
+    }
+    const auto& row = t.rows.front();
+    std::vector<Collective> fits;
+    for (const Collective c :
+         {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
+          Collective::Broadcast, Collective::Reduce, Collective::SendRecv, Collective::Gather, Collective::Scatter}) {
+      const auto& ci = info(c);
+      const bool size_fits = algbw_bytes(ci, row.count, size_of(row.dtype), ranks) == row.size_bytes;
+      const bool redop_fits = ci.has_reduce_op != row.no_redop;
+      const bool root_fits = ci.has_root == (row.root >= 0);
+      const double factor = bus_factor(ci.factor, ranks);
+      const bool rate_fits = std::abs(factor - b.ratio) <= b.ratio * (0.01 / b.alg) * 2 + 0.005;
+      if (size_fits && redop_fits && root_fits && rate_fits) {
+        fits.push_back(c);
+      }
+    }
+    return fits.size() == 1 ? std::optional(fits.front()) : std::nullopt;
   }
 
   int ranks_from_ratio(ImportedTest& t, const Best& b) const {
@@ -347,6 +459,10 @@ class TextParser {
   std::string m_version;
   std::string m_nccl;
   std::uint64_t m_iters = 0;
+  double m_step_factor = 2.0;  // nccl-tests' default -f 2 where the log has no nThread line
+  std::uint64_t m_step_bytes = 0;
+  std::string m_failure;  // a "Test NCCL failure ..." line not yet charged to a table
+  int m_failure_line = 0;
   bool m_open = false;
   bool m_named = false;
   std::vector<Best> m_best;  // per test: its row with the largest algbw, for ranks_from_ratio

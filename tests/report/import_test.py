@@ -243,7 +243,6 @@ def check_malformed(env):
     perf = (env.data / PERFTEST).read_text()
     cases = {
         "cut-mid-row.log": (text[:text.index("  4294967296")] + "  4294967296   536870", "fields under a header"),
-        "cut-after-row.log": (text[:text.index("# Out of bounds")], "ends without its '# Avg bus bandwidth'"),
         "header-only.log": (text[:text.index("    33554432")], "a table header and no row"),
         "empty.log": ("", "not a nccl-tests log"),
         "words.log": ("hello\nworld\n", "not a nccl-tests log"),
@@ -298,19 +297,84 @@ def check_runs(env):
     print(f"  six copies against six copies: {counts}")
 
 
+def check_ended(env):
+    """Issue 35, section 2: a run that failed or was cut is imported with what it measured and why it ended (accept
+    FAILs it); a 2.12+ log that does not name its test gets it from its table; a flag its figures contradict is
+    refused."""
+    lines = (env.data / H100_MULTI).read_text().splitlines(keepends=True)
+    at_4g = next(i for i, x in enumerate(lines) if x.lstrip().startswith("4294967296"))
+    corrupt = lines[at_4g].split()
+    corrupt[8] = "7"  # out-of-place #wrong: seven wrong elements at 4 GiB
+    failure = "cnode3-002: Test NCCL failure common.cu:1279 'unhandled cuda error (run with NCCL_DEBUG=INFO for details)'\n"
+    next_test = next(i for i, x in enumerate(lines) if i > at_4g and x.startswith("# nccl-tests version"))
+    failed = env.tmp / "failed.log"
+    failed.write_text("".join(lines[:at_4g]) + "  " + "  ".join(corrupt) + "\n" + failure + "".join(lines[next_test:]))
+    _, doc = env.imported("failed", [failed])
+    ar = [r for r in doc["results"] if r["benchmark"] == "allreduce_bench"]
+    ok = [r for r in ar if r["status"] == "ok"]
+    bad = [r for r in ar if r["status"] == "failed"]
+    assert len(ok) == 16, f"{len(ok)} all_reduce rows kept, expected the 8 sizes x 2 placements measured"
+    assert [r["size_bytes"] for r in bad] == [8 * GiB], [r["size_bytes"] for r in bad]
+    assert "Test NCCL failure common.cu:1279" in bad[0]["reason"] and bad[0]["time"] is None, bad[0]["reason"]
+    assert case(doc, "allreduce_bench", 4 * GiB)["wrong_elements"] == 7
+    others = sorted({r["benchmark"] for r in doc["results"]} - {"allreduce_bench"})
+    assert len(others) == 4, f"the other complete tests of the file: {others}"
+    print(f"  failed run: 16 rows kept, {bad[0]['size_bytes']} B failed: {bad[0]['reason'][:120]}; also {others}")
+    p = env.run("accept", env.tmp / "failed.json", "--profile", env.profiles / "h100-sxm-8gpu.json")
+    assert p.returncode == 1, f"accept: exit {p.returncode}"
+    verdicts = {m.group(1): m.group(2) for m in re.finditer(r"^(\S+) +(PASS|FAIL) ", p.stdout, re.M)}
+    assert verdicts.get("no-failed") == "FAIL" and verdicts.get("no-wrong-elements") == "FAIL", verdicts
+    wrong_line = next(x for x in p.stdout.splitlines() if x.startswith("no-wrong-elements"))
+    assert "4 GiB" in wrong_line, wrong_line
+    print(f"  accept: no-failed FAIL, {wrong_line.strip()[:150]}")
+    table = env.run("table", env.tmp / "failed.json").stdout
+    assert "Test NCCL failure" in table, "table does not show why the run ended"
+
+    # Cut after a row, no failure line: truncated, its rows kept.
+    cut = env.tmp / "cut.log"
+    cut.write_text("".join(lines[:at_4g + 1]))
+    _, doc = env.imported("cut", [cut])
+    bad = [r for r in doc["results"] if r["status"] == "failed"]
+    assert len(bad) == 1 and "truncated: the table of the test from line 1 ends after line" in bad[0]["reason"], bad
+
+    # A 2.12+ log that does not name its test: inferred from its table, and said so.
+    unnamed = env.tmp / "unnamed.log"
+    unnamed.write_text("".join(x for x in lines[:35] if "Collective test" not in x))
+    _, doc = env.imported("unnamed", [unnamed])
+    assert {r["benchmark"] for r in doc["results"]} == {"allreduce_bench"}
+    note = next(n for n in doc["run"]["source"]["notes"] if "inferred" in n)
+    print(f"  {note}")
+    gather = env.tmp / "unnamed-gather.log"  # all_gather and alltoall print alike: it must ask
+    gather.write_text("".join(x for x in lines[35:70] if "Collective test" not in x))
+    p = env.run("import", gather, "-o", env.tmp / "g.json")
+    assert p.returncode == 2 and "does not tell it: give --test" in p.stderr, p.stderr
+
+    # Flags the log's own figures contradict: refused with both.
+    p = env.run("import", env.data / H100_FLOAT, "--test", "all_gather", "-o", env.tmp / "x.json")
+    assert p.returncode == 2 and "where all_gather_perf on 8 rank(s) gives 0.8750" in p.stderr, p.stderr
+    print(f"  --test all_gather on an all_reduce log: {p.stderr.strip()[-150:]}")
+    old = next(f for f, n in OLD.items() if n == 32)
+    p = env.run("import", env.data / old, "--test", "all_reduce", "--ranks", "5", "-o", env.tmp / "x.json")
+    assert p.returncode == 2 and "where all_reduce_perf on 5 rank(s) gives 1.6000" in p.stderr, p.stderr
+    p = env.run("import", env.data / H100_MULTI, "--ranks", "4", "-o", env.tmp / "x.json")
+    assert p.returncode == 2 and "--ranks 4: the log's Rank lines name 8 ranks" in p.stderr, p.stderr
+    p = env.run("import", env.data / H100_MULTI, "--test", "all_gather", "-o", env.tmp / "x.json")
+    assert p.returncode == 2 and "--test all_gather: the log names its test all_reduce_perf" in p.stderr, p.stderr
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--report", required=True)
     parser.add_argument("--data", required=True, help="tests/data/import")
     parser.add_argument("--schema", required=True)
     parser.add_argument("--profiles", required=True)
-    parser.add_argument("what", choices=["logs", "platforms", "json", "malformed", "runs"])
+    parser.add_argument("what", choices=["logs", "platforms", "json", "malformed", "runs", "ended"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ccbench-import-") as tmp:
         env = Env(args, tmp)
         env.profiles = pathlib.Path(args.profiles)
         {"logs": check_logs, "platforms": check_platforms, "json": check_json, "malformed": check_malformed,
-         "runs": check_runs}[args.what](env)
+         "runs": check_runs, "ended": check_ended}[args.what](env)
     print(f"PASS: import {args.what}")
     return 0
 

@@ -24,7 +24,7 @@ inline constexpr std::string_view kSchemaName = "ccbench.result";
 // 1.6: a null median CI below 6 samples, rdma.run_bw_GBps, stop_reason noise_floor;
 // 1.7: group kind hosts (--hosts-per-group); 1.8: fabric (each host's counters and links); 1.9: per_rank;
 // 1.10: run.source (a run imported from another tool's logs by ccbench-report import)
-inline constexpr std::string_view kSchemaVersion = "1.10.0";
+inline constexpr std::string_view kSchemaVersion = "1.11.0";
 
 enum class CaseStatus { Ok, Failed, Skipped, TimedOut };
 /// NoiseFloor: the median's interval would not reach the target within the time budget.
