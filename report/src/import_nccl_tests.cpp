@@ -145,12 +145,16 @@ class TextParser {
     failed.wrong.reset();
     failed.failed = fmt::format("the run ended before this size: {}", why);
     failed.line = m_failure.empty() ? last.line : m_failure_line;
-    if (m_step_factor > 1.0) {
-      failed.size_bytes = static_cast<std::uint64_t>(static_cast<double>(last.size_bytes) * m_step_factor);
-    } else {
-      failed.size_bytes = last.size_bytes + std::max<std::uint64_t>(m_step_bytes, 1);
-    }
-    failed.count = last.size_bytes == 0 ? 0 : last.count * failed.size_bytes / last.size_bytes;
+    const double size = static_cast<double>(last.size_bytes);
+    const double next = m_step_factor > 1.0 ? size * m_step_factor
+                                            : size + static_cast<double>(std::max<std::uint64_t>(m_step_bytes, 1));
+    // a next size past what a double holds exactly (a hostile step) is only "after the last": one byte more
+    failed.size_bytes = whole(std::floor(next)).value_or(last.size_bytes + 1);
+    failed.count =
+        last.size_bytes == 0
+            ? 0
+            : whole(std::floor(static_cast<double>(last.count) * static_cast<double>(failed.size_bytes) / size))
+                  .value_or(last.count);
     t.rows.push_back(std::move(failed));
     m_failure.clear();
   }
@@ -194,8 +198,8 @@ class TextParser {
       m_iters = std::strtoull(m[1].str().c_str(), nullptr, 10);
       if (std::smatch step; std::regex_search(line, step, step_re)) {
         const double value = std::strtod(step[1].str().c_str(), nullptr);
-        m_step_factor = step[2].str() == "factor" ? value : 0.0;
-        m_step_bytes = step[2].str() == "bytes" ? static_cast<std::uint64_t>(value) : 0;
+        m_step_factor = step[2].str() == "factor" && std::isfinite(value) ? value : 0.0;
+        m_step_bytes = step[2].str() == "bytes" ? whole(value).value_or(0) : 0;
       }
     } else if (line.find("Test NCCL failure") != std::string::npos ||
                line.find("Test CUDA failure") != std::string::npos || line.find("Test failure") != std::string::npos) {
