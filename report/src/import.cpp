@@ -132,7 +132,10 @@ std::vector<ImportedTest> parse_log(const ImportLog& log, const ImportOptions& o
   if (first != std::string::npos && log.text[first] == '{') {
     return detail::parse_nccl_tests_json(log.text, log.name);
   }
-  if (log.text.find("RDMA_Write") != std::string::npos || log.text.find("#bytes") != std::string::npos) {
+  // perftest's banner, or its table's header line; "#bytes" elsewhere (a note in a nccl-tests log) is not one
+  const auto lines = detail::log_lines(log.text);
+  if (log.text.find("RDMA_Write") != std::string::npos ||
+      std::any_of(lines.begin(), lines.end(), [](const std::string& line) { return line.starts_with("#bytes"); })) {
     return detail::parse_perftest(log.text, log.name);
   }
   return detail::parse_nccl_tests_text(log.text, log.name, options);
@@ -345,6 +348,15 @@ ResultDocument import_logs(const std::vector<ImportLog>& logs, const ImportOptio
     }
   }
   check_one_run(tests);
+  for (const auto& t : tests) {  // a root outside the ranks is no run's (the reader refuses such a document)
+    for (const auto& row : t.rows) {
+      if (info(t.coll).has_root && row.failed.empty() && (row.root < 0 || row.root >= t.ranks)) {
+        throw InputError(t.file, "",
+                         fmt::format("line {}: root {} is not a rank of the {} ranks of {}", row.line, row.root,
+                                     t.ranks, info(t.coll).name));
+      }
+    }
+  }
   if (!duplicates.empty()) {
     tests.front().notes.insert(tests.front().notes.end(), duplicates.begin(), duplicates.end());
   }

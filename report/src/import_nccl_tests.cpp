@@ -234,6 +234,34 @@ class TextParser {
       m_open = false;
     } else if (m_columns && !line.empty() && line[0] >= '0' && line[0] <= '9') {
       row(line);
+    } else if (m_columns && line.size() > 1 && line[0] == '-' && line[1] >= '0' && line[1] <= '9') {
+      fail(fmt::format("size '{}' is negative: not a row nccl-tests prints", tokens(line).front()));
+    } else if (m_columns && starts_with(line, "# Out of bounds values")) {
+      out_of_bounds(line);
+    }
+  }
+
+  /// "# Out of bounds values : 5 FAILED": nccl-tests' own count of wrong elements in the table above; rows that
+  /// count none beside a footer that counts some is a log that contradicts itself.
+  void out_of_bounds(const std::string& line) {
+    const auto words = tokens(line);
+    const auto colon = std::find(words.begin(), words.end(), ":");
+    if (colon == words.end() || colon + 1 == words.end()) {
+      return;
+    }
+    const auto count = whole(number(*(colon + 1)));
+    if (!count || *count == 0 || m_tests.empty()) {
+      return;
+    }
+    std::uint64_t rows = 0;
+    bool checked = false;
+    for (const auto& r : m_tests.back().rows) {
+      rows += r.wrong.value_or(0);
+      checked = checked || r.wrong.has_value();
+    }
+    if (checked && rows == 0) {
+      fail(fmt::format("the footer counts {} out-of-bounds values, and no row of the table counts a wrong element",
+                       *count));
     }
   }
 
@@ -269,7 +297,10 @@ class TextParser {
       if (col == "size" || col == "count") {
         const auto v = whole(number(t[i]));
         if (!v) {
-          fail(fmt::format("{} '{}' is not a whole number", col, t[i]));
+          const auto n = number(t[i]);
+          fail(n && *n > 9.0e15
+                   ? fmt::format("{} '{}' is too large (above 2^53, what a double holds exactly)", col, t[i])
+                   : fmt::format("{} '{}' is not a whole number", col, t[i]));
         }
         (col == "size" ? base.size_bytes : base.count) = *v;
       } else if (col == "type") {
@@ -375,6 +406,15 @@ class TextParser {
                                    test_name(t)));
     }
     check_rates(t, best);
+    for (const auto& r : t.rows) {
+      const bool rooted = info(t.coll).has_root;
+      if (r.failed.empty() && t.root_column && (rooted ? r.root < 0 || r.root >= t.ranks : r.root != -1)) {
+        throw InputError(m_file, "",
+                         fmt::format("line {}: root {} {}", r.line, r.root,
+                                     rooted ? fmt::format("is not a rank of the {} ranks of {}", t.ranks, test_name(t))
+                                            : fmt::format("where {} has none (-1)", test_name(t))));
+      }
+    }
     for (const auto& r : t.rows) {
       // alltoallv's size is its busiest rank's bytes under a spread or matrix the log does not give
       if (r.failed.empty() && coll.algbw_bytes != Span::Plan &&

@@ -238,6 +238,23 @@ def check_json(env):
     print("  -J with -I 1: 20 samples a row; " + next(x for x in t.splitlines() if "straggler" in x).strip())
 
 
+def broadcast_log(root):
+    """A broadcast table of 8 ranks in nccl-tests 2.17's layout, built here as a test input (busbw = algbw: its
+    bus factor is 1); `root` as the log prints it."""
+    ranks = "".join(f"#  Rank  {r} Group  0 Pid 1000{r} on node-a device  {r} [0000:{r:02x}:00] NVIDIA H100 80GB HBM3\n"
+                    for r in range(8))
+    rows = "".join(f"  {size:>12}  {size // 4:>12}     float    none  {root:>6}  {t:>7.2f}  {size / t / 1e3:6.2f}  "
+                   f"{size / t / 1e3:6.2f}       0  {t:>7.2f}  {size / t / 1e3:6.2f}  {size / t / 1e3:6.2f}       0\n"
+                   for size, t in ((1048576, 20.0), (4194304, 50.0)))
+    return ("# nccl-tests version 2.17.8 nccl-headers=22902 nccl-library=22902\n"
+            "# Collective test starting: broadcast_perf\n"
+            "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 4(factor) warmup iters: 5 iters: 20\n"
+            + ranks +
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw"
+            "   busbw  #wrong\n"
+            + rows + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 70.0\n")
+
+
 def check_malformed(env):
     text = (env.data / H100_MULTI).read_text()
     perf = (env.data / PERFTEST).read_text()
@@ -252,6 +269,15 @@ def check_malformed(env):
         "perftest-cut.txt": (perf[:perf.index("65536      5000")], "truncated: no result row"),
         "perftest-read.txt": (perf.replace("RDMA_Write BW Test", "RDMA_Read BW Test"), "ib_write_bw and ib_write_lat"),
         "bad-type.log": (text.replace("double     sum", "quad       sum", 1), "unknown type 'quad'"),
+        # Issue 35: what was accepted, dropped or misread before
+        "negative-size.log": (text.replace("    33554432       4194304", "   -33554432       4194304", 1),
+                              "size '-33554432' is negative"),
+        "huge-size.log": (text.replace("    33554432       4194304", "1152921504606846976 144115188075855872", 1),
+                          "is too large (above 2^53"),
+        "footer-failed.log": (text.replace("# Out of bounds values : 0 OK", "# Out of bounds values : 5 FAILED", 1),
+                              "the footer counts 5 out-of-bounds values, and no row of the table counts"),
+        "broadcast-root-minus-one.log": (broadcast_log(-1), "root -1 is not a rank of the 8 ranks of broadcast"),
+        "broadcast-root-nine.log": (broadcast_log(9), "root 9 is not a rank of the 8 ranks of broadcast"),
     }
     for name, (body, want) in cases.items():
         path = env.tmp / name
@@ -263,6 +289,15 @@ def check_malformed(env):
         print(f"  {name}: exit 2, {lines[0].split(': ', 2)[-1]}")
     p = env.run("import", env.data / H100_MULTI, env.data / PERFTEST, "-o", env.tmp / "out.json")
     assert p.returncode == 2 and "one tool's logs at a time" in p.stderr, p.stderr
+    # "#bytes" in a note of a nccl-tests log does not make it a perftest log; a valid broadcast log imports.
+    noted = env.tmp / "noted.log"
+    noted.write_text(text.replace("# Collective test starting: all_reduce_perf",
+                                  "# Collective test starting: all_reduce_perf\n# note: #bytes of each row", 1))
+    assert env.run("import", noted, "-o", env.tmp / "noted.json").returncode == 0, "#bytes sent it to perftest"
+    bcast = env.tmp / "bcast.log"
+    bcast.write_text(broadcast_log(3))
+    p = env.run("import", bcast, "-o", env.tmp / "bcast.json")
+    assert p.returncode == 0, p.stderr
 
 
 def check_runs(env):
