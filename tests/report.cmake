@@ -56,7 +56,7 @@ foreach(_case inputs outputs outputs_inputs compare_incomplete)
 endforeach()
 # ccbench-report import (issue 27) on the real logs of tests/data/import: figures against the logs' own, the H800 /
 # H100 comparison, nccl-tests' -J file, malformed logs, logs of other runs and copies of one log, failed and cut runs, unnamed tests and contradicted flags (issue 35).
-foreach(_case logs platforms json malformed runs ended)
+foreach(_case logs platforms json malformed runs ended perftest)
   add_test(NAME report.import.${_case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/import_test.py
                    --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data/import

@@ -224,7 +224,10 @@ CaseResult result_of(const Key& k, const Merged& m) {
   if (t.rdma) {
     r.group = "pair";
     r.group_id = "pair:0-1";
-    r.nodes = t.rdma->endpoints[0].gid == t.rdma->endpoints[1].gid ? 1 : 2;
+    const auto& ends = t.rdma->endpoints;
+    // RoCE names each end by its GID; InfiniBand (no GID lines) by its LID
+    r.nodes = !ends[0].gid.empty() || (ends[0].lid == 0 && ends[1].lid == 0) ? (ends[0].gid == ends[1].gid ? 1 : 2)
+                                                                             : (ends[0].lid == ends[1].lid ? 1 : 2);
   }
   for (int i = 0; i < k.ranks; ++i) {
     r.group_ranks.push_back(i);

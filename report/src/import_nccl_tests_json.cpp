@@ -176,10 +176,20 @@ class JsonReader {
                          "cpu_time (-C 1): a host clock's time, not the GPU's; "
                          "ccbench compares GPU times only");
       }
-      if (const auto time = json_number(side.value("time", Json())); time && *time > 0) {
+      const std::string where = fmt::format("{}/{}", pointer, key);
+      if (const auto time = json_number(side.value("time", Json())); time) {  // "nan" or absent: N/A
+        if (!(*time > 0)) {
+          throw InputError(m_file, where + "/time",
+                           fmt::format("time {:g} is not a positive number of microseconds", *time));
+        }
         out.time_s = *time * 1e-6;
       }
-      out.wrong = whole(json_number(side.value("nwrong", Json())));
+      if (const auto wrong = json_number(side.value("nwrong", Json())); wrong) {  // "N/A" or absent: not checked
+        out.wrong = whole(wrong);
+        if (!out.wrong) {
+          throw InputError(m_file, where + "/nwrong", fmt::format("nwrong {:g} is not a count", *wrong));
+        }
+      }
       if (const auto it = r.find(key + "_per_iter"); it != r.end() && it->is_object()) {
         per_iter(out, *it, fmt::format("{}/{}_per_iter", pointer, key), t.ranks);
       }
@@ -188,7 +198,13 @@ class JsonReader {
   }
 
   void per_iter(ImportedRow& out, const Json& p, const std::string& pointer, int ranks) const {
-    const auto skip = static_cast<std::size_t>(json_number(p.value("skipped_iterations", Json(0))).value_or(0));
+    const auto skipped = json_number(p.value("skipped_iterations", Json(0)));
+    const auto whole_skip = whole(skipped);
+    if (skipped && !whole_skip) {
+      throw InputError(m_file, pointer + "/skipped_iterations",
+                       fmt::format("skipped_iterations {:g} is not a count", *skipped));
+    }
+    const auto skip = static_cast<std::size_t>(whole_skip.value_or(0));
     const auto seconds = [&](const Json& list, const std::string& where) {
       std::vector<double> s;
       if (!list.is_array()) {

@@ -15,6 +15,20 @@ namespace ccbench::report::detail {
 namespace {
 
 /// perftest's GID, 16 bytes in decimal ("00:00:...:255:255:10:10:11:12"), as an IPv6 address.
+/// " local address: LID 0x02 QPN ..." / " remote address: LID 0000 ...": the LID (hex), when the line is one.
+std::optional<int> address_lid(const std::string& line) {
+  const auto at = line.find("address: LID ");
+  if (at == std::string::npos ||
+      (line.find("local address") == std::string::npos && line.find("remote address") == std::string::npos)) {
+    return std::nullopt;
+  }
+  const std::string text = line.substr(at + 13, line.find(' ', at + 13) - (at + 13));
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 16);
+  return end != text.c_str() && value >= 0 && value <= 0xffff ? std::optional<int>(static_cast<int>(value))
+                                                              : std::nullopt;
+}
+
 std::string gid_text(const std::string& decimal) {
   std::vector<int> b;
   std::size_t pos = 0;
@@ -77,6 +91,8 @@ class PerftestParser {
         fail(fmt::format("'{}': ccbench reads ib_write_bw and ib_write_lat only", line));
       } else if (regex_safe(line) && line.rfind("GID:", 0) == 0 && std::regex_search(line, m, gid_re)) {
         rdma.endpoints[std::min<std::size_t>(gids++, 1)].gid = gid_text(m[1].str());
+      } else if (const auto lid = address_lid(line)) {  // InfiniBand names each end by its LID, not a GID
+        rdma.endpoints[line.find("remote address") != std::string::npos ? 1 : 0].lid = *lid;
       } else if (line.rfind("#bytes", 0) == 0) {
         columns = tokens(line);
         m_unit = unit_of(line);
@@ -234,6 +250,12 @@ class PerftestParser {
     };
     if (at != v.size() || !get("t_typical") || !get("t_min") || !get("t_max") || !(*get("t_typical") > 0.0)) {
       fail(fmt::format("an ib_write_lat row that does not match its header: '{}'", line));
+    }
+    const double lo = *get("t_min");
+    const double hi = *get("t_max");
+    const double typical = *get("t_typical");
+    if (!(lo <= typical && typical <= hi) || (get("t_avg") && !(lo <= *get("t_avg") && *get("t_avg") <= hi))) {
+      fail(fmt::format("an ib_write_lat row whose t_min, t_typical, t_avg and t_max are out of order: '{}'", line));
     }
     Summary s;
     s.n = r.iterations;

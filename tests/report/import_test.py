@@ -236,6 +236,20 @@ def check_json(env):
     t = env.run("table", env.tmp / "per_iter.json").stdout
     assert re.search(r"straggler in world: rank 5 \(cnode3-002", t), t[-1500:]
     print("  -J with -I 1: 20 samples a row; " + next(x for x in t.splitlines() if "straggler" in x).strip())
+    # Issue 35: values -J never writes were read as "not checked", "N/A" or cast unchecked; each is one line, exit 2.
+    base = json.loads(slow.read_text())
+    for where, value, want in (("nwrong", 1.5, "nwrong 1.5 is not a count"), ("nwrong", -3, "nwrong -3 is not a count"),
+                               ("time", 0, "time 0 is not a positive number"),
+                               ("skipped_iterations", 1e30, "skipped_iterations 1e+30 is not a count"),
+                               ("skipped_iterations", -1, "skipped_iterations -1 is not a count")):
+        doc = json.loads(json.dumps(base))
+        row = doc["results"][0]
+        (row["out_of_place_per_iter"] if where == "skipped_iterations" else row["out_of_place"])[where] = value
+        bad = env.tmp / "bad.nccl-tests.json"
+        bad.write_text(json.dumps(doc))
+        p = env.run("import", bad, "-o", env.tmp / "bad.json")
+        assert p.returncode == 2 and want in p.stderr and len(p.stderr.strip().splitlines()) == 1, (where, p.stderr)
+    print("  -J: nwrong 1.5 and -3, time 0, skipped_iterations 1e30 and -1: each refused with one line")
 
 
 def broadcast_log(root):
@@ -397,19 +411,45 @@ def check_ended(env):
     assert p.returncode == 2 and "--test all_gather: the log names its test all_reduce_perf" in p.stderr, p.stderr
 
 
+def check_perftest(env):
+    """Issue 35: a perftest log over InfiniBand (LIDs, no GID lines) was recorded as 1 node; an ib_write_lat row
+    whose t_min is above its t_max was accepted. Both logs are the real RoCE log edited here as test inputs."""
+    perf = (env.data / PERFTEST).read_text()
+    ib = (perf.replace("Link type       : Ethernet", "Link type       : IB")
+          .replace("    GID index       : 3\n", "")
+          .replace("local address: LID 0000", "local address: LID 0x02")
+          .replace("remote address: LID 0000", "remote address: LID 0x05"))
+    ib = "".join(x for x in ib.splitlines(keepends=True) if not x.strip().startswith("GID:"))
+    (env.tmp / "ib.txt").write_text(ib)
+    _, doc = env.imported("ib", [env.tmp / "ib.txt"])
+    assert doc["results"][0]["nodes"] == 2, doc["results"][0]["nodes"]
+    print(f"  InfiniBand (LIDs 0x02 and 0x05, no GID): {doc['results'][0]['nodes']} nodes")
+    lat = (perf.replace("RDMA_Write BW Test", "RDMA_Write Latency Test")
+           .replace(perf[perf.index(" #bytes"):perf.index("---", perf.index(" #bytes"))],
+                    " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+                    "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\n"
+                    " 2       1000          9.10           1.50         1.60               1.62           0.10"
+                    "             2.00                   5.00\n    "))
+    (env.tmp / "lat.txt").write_text(lat)
+    p = env.run("import", env.tmp / "lat.txt", "-o", env.tmp / "lat.json")
+    assert p.returncode == 2 and "t_min, t_typical, t_avg and t_max are out of order" in p.stderr, p.stderr
+    (env.tmp / "lat-ok.txt").write_text(lat.replace("9.10           1.50", "1.50           9.10"))
+    assert env.run("import", env.tmp / "lat-ok.txt", "-o", env.tmp / "lat-ok.json").returncode == 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--report", required=True)
     parser.add_argument("--data", required=True, help="tests/data/import")
     parser.add_argument("--schema", required=True)
     parser.add_argument("--profiles", required=True)
-    parser.add_argument("what", choices=["logs", "platforms", "json", "malformed", "runs", "ended"])
+    parser.add_argument("what", choices=["logs", "platforms", "json", "malformed", "runs", "ended", "perftest"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ccbench-import-") as tmp:
         env = Env(args, tmp)
         env.profiles = pathlib.Path(args.profiles)
         {"logs": check_logs, "platforms": check_platforms, "json": check_json, "malformed": check_malformed,
-         "runs": check_runs, "ended": check_ended}[args.what](env)
+         "runs": check_runs, "ended": check_ended, "perftest": check_perftest}[args.what](env)
     print(f"PASS: import {args.what}")
     return 0
 
