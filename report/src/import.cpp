@@ -99,7 +99,46 @@ std::size_t tag_length(std::string_view line) {
   return end > at && line.substr(end, 2) == ": " ? end + 2 : 0;
 }
 
+/// The rank a launcher's prefix names ("[1,3]<stdout>:" is rank 3, "3: " too); -1 for none.
+int tag_rank(std::string_view line) {
+  const std::size_t length = tag_length(line);
+  if (length == 0) {
+    return -1;
+  }
+  std::string_view tag = line.substr(0, length);
+  if (tag.front() == '[') {
+    tag = tag.substr(tag.find(',') + 1);
+  }
+  const auto at = tag.find_first_of("0123456789");
+  return at == std::string_view::npos ? -1 : std::atoi(std::string(tag.substr(at, 7)).c_str());
+}
+
 }  // namespace
+
+std::optional<std::pair<int, int>> stray_rank_row(std::string_view text) {
+  int table_rank = -1;
+  int number = 0;
+  for (std::size_t pos = 0; pos < text.size(); ++number) {
+    auto end = text.find('\n', pos);
+    if (end == std::string_view::npos) {
+      end = text.size();
+    }
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    const int rank = tag_rank(line);
+    const std::string_view body = line.substr(tag_length(line));
+    const auto first = body.find_first_not_of(" \t");
+    if (rank < 0 || first == std::string_view::npos || body[first] < '0' || body[first] > '9') {
+      continue;
+    }
+    if (table_rank < 0) {
+      table_rank = rank;
+    } else if (rank != table_rank) {
+      return std::pair{number + 1, rank};
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<std::string> log_lines(std::string_view text) {
   std::vector<std::string> lines;

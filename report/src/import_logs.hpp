@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ccbench/collective.hpp"
@@ -66,6 +67,9 @@ std::vector<ImportedTest> parse_nccl_tests_text(std::string_view text, const std
 std::vector<ImportedTest> parse_nccl_tests_json(std::string_view text, const std::string& file);
 std::vector<ImportedTest> parse_perftest(std::string_view text, const std::string& file);
 
+/// A table row printed by another rank than the log's first row (Open MPI's "[1,3]<stdout>:" among "[1,0]" rows):
+/// its line number (from 1) and rank; nullopt where every row comes from one rank, or the lines carry no prefix.
+std::optional<std::pair<int, int>> stray_rank_row(std::string_view text);
 /// The lines of a log with Open MPI's "[1,0]<stdout>:" and srun's "0: " prefixes removed and the ends trimmed.
 std::vector<std::string> log_lines(std::string_view text);
 /// A whole number or a decimal as the tools print them ("182.87", "15668", "2e-07"); nullopt otherwise.

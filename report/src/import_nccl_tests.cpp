@@ -89,6 +89,12 @@ class TextParser {
   TextParser(const std::string& file, const ImportOptions& options) : m_file(file), m_options(options) {}
 
   std::vector<ImportedTest> parse(std::string_view text) {
+    if (const auto stray = stray_rank_row(text)) {  // it would be merged as a sample of its size
+      throw InputError(m_file, "",
+                       fmt::format("line {}: a table row printed by rank {}, inside the table another rank printed: "
+                                   "nccl-tests prints its table from one rank",
+                                   stray->first, stray->second));
+    }
     const auto lines = log_lines(text);
     for (std::size_t i = 0; i < lines.size(); ++i) {
       m_line = static_cast<int>(i) + 1;
