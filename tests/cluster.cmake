@@ -10,7 +10,7 @@ set(_cluster_driver ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cluster/cl
     --bin-dir ${PROJECT_BINARY_DIR}/bench/apps --schema ${CCBENCH_SCHEMA} --mpirun ${MPIEXEC_EXECUTABLE}
     --report $<TARGET_FILE:ccbench-report>)
 foreach(_case rate split fabric sigkill sigstop-sweep sigstop-setup fleet fleet-evidence fleet-lanes fleet-majority
-              fleet-fast-pair fleet-timeout)
+              fleet-fast-pair fleet-alias fleet-timeout)
   string(REPLACE "-" "_" _name ${_case})
   add_test(NAME cluster.${_name} COMMAND ${_cluster_driver} ${_case})
   # RUN_SERIAL: the links are shaped to be measured, and namespaces, bridge and ports are root-wide.

@@ -91,12 +91,13 @@ struct Layout {
 
 Layout discover_layout(Group& group) {
   const auto names = group.all_gather(local_hostname());
+  const auto machines = group.all_gather(machine_identity());
   Layout layout;
   for (std::size_t r = 0; r < names.size(); ++r) {
     auto host = std::find_if(layout.hosts.begin(), layout.hosts.end(),
                              [&](const HostInfo& h) { return h.hostname == names[r]; });
     if (host == layout.hosts.end()) {
-      host = layout.hosts.insert(layout.hosts.end(), HostInfo{names[r], {}});
+      host = layout.hosts.insert(layout.hosts.end(), HostInfo{names[r], {}, machines[r]});
     }
     if (static_cast<int>(r) == group.rank()) {
       layout.placement.local_rank = static_cast<int>(host->ranks.size());

@@ -9,7 +9,11 @@
 #include <cctype>
 #include <chrono>
 #include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <vector>
 
 namespace ccbench {
 namespace {
@@ -83,6 +87,32 @@ std::string local_hostname() {
     return "unknown";
   }
   return buf.data();
+}
+
+std::string machine_identity(const std::string& proc, const std::string& sys) {
+  std::string boot_id;
+  std::ifstream(proc + "/sys/kernel/random/boot_id") >> boot_id;
+  std::vector<std::string> macs;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(sys + "/class/net", ec)) {
+    std::string mac;
+    std::ifstream(entry.path() / "address") >> mac;
+    if (entry.path().filename() != "lo" && !mac.empty() && mac.find_first_not_of("0:") != std::string::npos) {
+      macs.push_back(std::move(mac));
+    }
+  }
+  if (boot_id.empty() && macs.empty()) {
+    return {};
+  }
+  std::sort(macs.begin(), macs.end());
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a 64
+  for (const auto& mac : macs) {
+    for (const char c : mac + ";") {
+      hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    }
+  }
+  return fmt::format("boot_id {} interfaces {:016x} ({} MAC{})", boot_id.empty() ? "?" : boot_id, hash, macs.size(),
+                     macs.size() == 1 ? "" : "s");
 }
 
 std::string utc_now_iso8601() {

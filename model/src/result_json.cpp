@@ -436,6 +436,9 @@ nlohmann::json to_json(const ResultDocument& doc) {
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : doc.environment.hosts) {
     hosts.push_back({{"hostname", h.hostname}, {"ranks", h.ranks}});
+    if (!h.machine.empty()) {  // 1.11.0
+      hosts.back()["machine"] = h.machine;
+    }
   }
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : doc.results) {
@@ -505,7 +508,8 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   }
   const auto& env = j.at("environment");
   for (const auto& h : env.at("hosts")) {
-    doc.environment.hosts.push_back({h.at("hostname").get<std::string>(), h.at("ranks").get<std::vector<int>>()});
+    doc.environment.hosts.push_back({h.at("hostname").get<std::string>(), h.at("ranks").get<std::vector<int>>(),
+                                     h.value("machine", std::string())});
   }
   doc.environment.libraries = env.at("libraries").get<std::map<std::string, std::string>>();
   doc.environment.variables = env.at("variables").get<std::map<std::string, std::string>>();

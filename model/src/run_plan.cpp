@@ -199,9 +199,28 @@ std::vector<std::vector<GroupPlan>> host_groups(const std::vector<HostInfo>& hos
   return rounds;
 }
 
+/// Two host names that are one machine (the same machine_identity): a sweep's pair of them would measure a
+/// loopback, not a link, and set the fleet's level.
+void check_distinct_machines(const std::vector<HostInfo>& hosts, std::vector<std::string>& errors) {
+  for (std::size_t a = 0; a < hosts.size(); ++a) {
+    for (std::size_t b = a + 1; b < hosts.size(); ++b) {
+      if (!hosts[a].machine.empty() && hosts[a].machine == hosts[b].machine) {
+        errors.push_back(fmt::format(
+            "hosts {} and {} are one machine ({}): a pair of them would measure a loopback, not a link; list each "
+            "machine once in the hostfile",
+            hosts[a].hostname, hosts[b].hostname, hosts[a].machine));
+        return;
+      }
+    }
+  }
+}
+
 RunPlan plan_run(const RunConfig& config, const std::vector<HostInfo>& hosts) {
   RunPlan plan;
   plan.all_pairs = config.all_pairs;
+  if (config.all_pairs || config.hosts_per_group > 0) {
+    check_distinct_machines(hosts, plan.errors);
+  }
   if (plan.all_pairs) {
     plan.rounds = all_pairs_groups(hosts, plan.errors);
   } else if (config.hosts_per_group > 0 && !is_rdma(config.collective)) {

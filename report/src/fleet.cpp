@@ -445,6 +445,18 @@ FleetVerdict evaluate_fleet(const FleetSweep& sweep, const FleetOptions& options
     v.fabric.insert(v.fabric.end(), f.head.doc.fabric.begin(), f.head.doc.fabric.end());
   }
   const std::set<std::string> host_set = sweep.all_hosts();
+  std::map<std::string, std::string> machines;  // machine identity -> the first host name it came under
+  for (const auto& f : sweep.files()) {
+    for (const auto& h : f.head.doc.environment.hosts) {
+      const auto [first, added] = machines.emplace(h.machine, h.hostname);
+      if (!h.machine.empty() && !added && first->second != h.hostname) {
+        throw UsageError(
+            fmt::format("hosts {} and {} are one machine ({}): their pair measured a loopback, not a "
+                        "link; sweep again with each machine listed once",
+                        first->second, h.hostname, h.machine));
+      }
+    }
+  }
   if (host_set.size() < kMinFleetHosts) {
     throw UsageError(
         fmt::format("{} host{} ({}): a fleet verdict needs {} hosts or more (with one pair, a slow result cannot "

@@ -10,6 +10,8 @@ over 4 namespace hosts with tc-shaped links, judged by `ccbench-report fleet` an
   fleet-fast-pair 5 hosts, the path node0<->node1 at twice the rate of every other (a loopback's signature, as one
                   machine listed twice under two names gives): that pair SUSPICIOUS, no host and no link named
                   (issue 35: one fast pair named 14 healthy hosts of 16)
+  fleet-alias     6 names, node5 an alias of node4 (the same namespace under another hostname): --all-pairs
+                  refuses before any pair, one line naming both (exit 2)
   fleet-timeout   accept-fleet.sh --threshold 0 is refused (exit 2, one line) before any sweep; a sweep whose rank 3
                   stops as its last round starts (CCBENCH_DEBUG_STOP=sweep:3) times out: exit 3, after a verdict
                   on the pairs it measured (--partial)
@@ -220,6 +222,24 @@ def fleet_fast_pair(env, _args):
           f"that pair SUSPICIOUS, no host or link named (exit 1)")
 
 
+def fleet_alias(env, _args):
+    """A fleet of 6 names where node5 is an alias of node4 (the same network namespace: one machine listed twice
+    under two names): --all-pairs refuses before any pair runs, one line naming both, exit 2; and the fleet verdict
+    refuses results whose hosts share a machine."""
+    with env.cluster(hosts=5, slots=1, rate_mbit=FLEET_MBIT, aliases={"node5": "node4"}) as c:
+        out = c.tmpdir / "alias.json"
+        cmd = c.mpirun(6, [env.bench("sendrecv_bench"), "--all-pairs", *FLEET_SWEEP, "--out", out],
+                       mca=FULL_DUPLEX_MCA)
+        print("$", " ".join(map(str, cmd)), flush=True)
+        p = subprocess.run(list(map(str, cmd)), cwd=c.tmpdir, env=c.env(), capture_output=True, text=True, timeout=120)
+        print(p.stdout, p.stderr, sep="\n", flush=True)
+        lines = [x for x in p.stderr.splitlines() if "sendrecv_bench: error:" in x]
+        assert p.returncode == 2, f"exit {p.returncode}, expected 2"
+        assert len(lines) == 1 and "hosts node4 and node5 are one machine (boot_id " in lines[0], lines
+        assert not out.exists(), "a result was written"
+    print(f"PASS: node5 an alias of node4 among 6 names: exit 2 before any pair: {lines[0]}")
+
+
 def fleet_timeout(env, _args):
     """accept-fleet.sh: the verdict's options checked before the sweep; a sweep that times out judged on its pairs."""
     with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
@@ -268,4 +288,4 @@ def fleet_evidence(env, _args):
 
 
 TESTS = {"fleet": fleet, "fleet-evidence": fleet_evidence, "fleet-lanes": fleet_lanes, "fleet-majority": fleet_majority,
-         "fleet-fast-pair": fleet_fast_pair, "fleet-timeout": fleet_timeout}
+         "fleet-fast-pair": fleet_fast_pair, "fleet-alias": fleet_alias, "fleet-timeout": fleet_timeout}

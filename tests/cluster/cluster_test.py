@@ -97,9 +97,9 @@ class Env:
         self.tags = []
 
     @contextlib.contextmanager
-    def cluster(self, hosts, slots, rate_mbit):
+    def cluster(self, hosts, slots, rate_mbit, aliases=None):
         """A cluster that is up inside the `with` block and torn down after it, however it is left."""
-        c = nscluster.Cluster(hosts, slots, rate_mbit, mpirun=self.mpirun)
+        c = nscluster.Cluster(hosts, slots, rate_mbit, mpirun=self.mpirun, aliases=aliases)
         self.tags.append(c.tag)
         with c:
             print(c.describe(), flush=True)

@@ -41,12 +41,13 @@ AGENT = """#!/bin/sh
 # the network namespace {tag}-HOST and in a UTS namespace of its own whose hostname is HOST.
 host=$1
 shift
+ns=$host
 case "$host" in
   {hosts}) ;;
-  *) echo "$0: unknown host '$host'" >&2; exit 1 ;;
+{aliases}  *) echo "$0: unknown host '$host'" >&2; exit 1 ;;
 esac
 export {variable}={tag}
-exec ip netns exec "{tag}-$host" unshare --uts sh -c 'hostname "$1" && exec sh -c "$2"' sh "$host" "$*"
+exec ip netns exec "{tag}-$ns" unshare --uts sh -c 'hostname "$1" && exec sh -c "$2"' sh "$host" "$*"
 """
 
 # With one TCP connection per peer, ob1's rendezvous reply to the peer's message queues behind this rank's
@@ -214,9 +215,12 @@ class Cluster:
 
     _live = {}  # tag -> Cluster entered with `with`, torn down at exit or on a signal
 
-    def __init__(self, hosts, slots, rate_mbit, delay_ms=0, mpirun="mpirun"):
+    def __init__(self, hosts, slots, rate_mbit, delay_ms=0, mpirun="mpirun", aliases=None):
         assert 2 <= hosts <= 6, f"{hosts} hosts: a cluster has 2 to 6 (2 cores: more crowd them)"
         self.hosts = [f"node{k}" for k in range(hosts)]
+        # a name the hostfile lists beside its host's own: the same network namespace under another hostname, as
+        # one machine listed twice under two names (its own UTS namespace, so MPI takes it for another host)
+        self.aliases = dict(aliases or {})
         self.slots = slots
         self.rates_mbit = list(rate_mbit) if isinstance(rate_mbit, (list, tuple)) else [rate_mbit] * hosts
         self.delay_ms = delay_ms
@@ -319,9 +323,10 @@ class Cluster:
 
     def write_launch_files(self):
         agent = self.tmpdir / "launch-agent"
-        agent.write_text(AGENT.format(tag=self.tag, hosts="|".join(self.hosts), variable=TAG_VARIABLE))
+        aliases = "".join(f"  {alias}) ns={host} ;;\n" for alias, host in self.aliases.items())
+        agent.write_text(AGENT.format(tag=self.tag, hosts="|".join(self.hosts), aliases=aliases, variable=TAG_VARIABLE))
         agent.chmod(0o755)
-        (self.tmpdir / "hostfile").write_text("".join(f"{h} slots={self.slots}\n" for h in self.hosts))
+        (self.tmpdir / "hostfile").write_text("".join(f"{h} slots={self.slots}\n" for h in [*self.hosts, *self.aliases]))
         (self.tmpdir / "orte").mkdir()
 
     def mpirun_prefix(self):

@@ -194,6 +194,13 @@ def check_input(report):
         expect("missing_pairs", ["fleet", "part.json"], 2, "2 of the 6 pairs of 4 hosts are missing from the sweep", tmp)
         expect("partial", ["fleet", "part.json", "--partial", "--colour", "never"], 1,
                "partial: 2 of the 6 pairs were not measured", tmp, stdout_empty=False)
+        # Issue 35: two host names of one machine (the same boot id and interfaces in environment.hosts): refused.
+        alias = json.loads((t / "ok.json").read_text())
+        for h in alias["environment"]["hosts"]:
+            h["machine"] = f"boot_id b interfaces {h['hostname']} (1 MAC)"
+        alias["environment"]["hosts"][3]["machine"] = alias["environment"]["hosts"][2]["machine"]
+        (t / "alias.json").write_text(json.dumps(alias))
+        expect("one_machine_two_names", ["fleet", "alias.json"], 2, "hosts n2 and n3 are one machine", tmp)
         # Issue 35: under --partial a host with one measured pair, LOW, was named BAD LINK "... too (median -)". One
         # pair cannot tell the host from the link: CANNOT TELL, the pair named.
         synthetic_fleet.write_sweep(t / "one.json", 4, links={(2, 3): 0.5})

@@ -1,6 +1,11 @@
 #include "ccbench/environment.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 namespace ccbench {
 namespace {
@@ -50,6 +55,32 @@ TEST(Environment, TimesAndIds) {
   EXPECT_EQ(make_run_id().size(), 16U);
   EXPECT_NE(make_run_id(), make_run_id());
   EXPECT_FALSE(local_hostname().empty());
+}
+
+// What tells host names apart as machines: the boot id and the MACs of every interface but lo, in any order.
+TEST(Environment, MachineIdentityIsTheBootIdAndTheInterfaces) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("ccbench-identity-" + std::to_string(::getpid()));
+  const auto write = [&root](const std::string& rel, const std::string& text) {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text << "\n";
+  };
+  write("proc/sys/kernel/random/boot_id", "460ddecc-f077-4326-aa76-c20d5ab370c2");
+  write("sys/class/net/lo/address", "00:00:00:00:00:00");
+  write("sys/class/net/eth0/address", "52:54:00:12:34:56");
+  write("sys/class/net/ib0/address", "80:00:02:08:fe:80");
+  const std::string proc = (root / "proc").string();
+  const std::string sys = (root / "sys").string();
+  const std::string first = machine_identity(proc, sys);
+  EXPECT_EQ(first.rfind("boot_id 460ddecc-f077-4326-aa76-c20d5ab370c2 interfaces ", 0), 0U) << first;
+  EXPECT_NE(first.find("(2 MACs)"), std::string::npos) << first;
+  write("sys/class/net/lo/address", "00:00:00:00:00:01");  // lo is never counted
+  EXPECT_EQ(machine_identity(proc, sys), first);
+  write("sys/class/net/eth0/address", "52:54:00:12:34:57");  // another namespace's veth: another machine
+  EXPECT_NE(machine_identity(proc, sys), first);
+  EXPECT_EQ(machine_identity((root / "none").string(), (root / "none").string()), "");
+  EXPECT_NE(machine_identity(), "");  // this machine has a boot id
+  fs::remove_all(root);
 }
 
 }  // namespace

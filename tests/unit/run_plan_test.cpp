@@ -190,6 +190,31 @@ TEST(RunPlan, FleetFlagsRefuseEachOther) {
   EXPECT_EQ(validate(c).at(0), "--all-pairs and --nccl-variants: run the ring variant as a sweep of its own");
 }
 
+// Issue 35: one machine listed twice under two names made a loopback "pair" that set the fleet's level. A sweep
+// refuses two names of one machine identity, naming both; names of unknown identity (older peers) pass.
+TEST(RunPlan, ASweepRefusesTwoNamesOfOneMachine) {
+  auto hosts = one_rank_per_host(6);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    hosts[i].machine = fmt::format("boot_id b interfaces {:016x} (1 MAC)", i);
+  }
+  EXPECT_TRUE(plan_run(all_pairs_config(), hosts).errors.empty());
+  hosts[5].machine = hosts[4].machine;
+  const auto errors = plan_run(all_pairs_config(), hosts).errors;
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_NE(errors[0].find("hosts host-0004 and host-0005 are one machine (boot_id b interfaces"), std::string::npos)
+      << errors[0];
+  RunConfig groups;
+  groups.collective = Collective::AllReduce;
+  groups.hosts_per_group = 2;
+  EXPECT_FALSE(plan_run(groups, hosts).errors.empty());
+  RunConfig world;  // not a sweep: two names of one machine are only two names
+  world.collective = Collective::AllReduce;
+  EXPECT_TRUE(plan_run(world, hosts).errors.empty());
+  hosts[4].machine.clear();
+  hosts[5].machine.clear();
+  EXPECT_TRUE(plan_run(all_pairs_config(), hosts).errors.empty());
+}
+
 TEST(RunPlan, AllPairsOverAnOddCountSitsOneRankOutEachRound) {
   const RunPlan plan = plan_run(all_pairs_config(), one_rank_per_host(7));
   ASSERT_EQ(plan.rounds.size(), 7U);
