@@ -10,11 +10,12 @@ set(_cluster_driver ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cluster/cl
     --bin-dir ${PROJECT_BINARY_DIR}/bench/apps --schema ${CCBENCH_SCHEMA} --mpirun ${MPIEXEC_EXECUTABLE}
     --report $<TARGET_FILE:ccbench-report>)
 foreach(_case rate split fabric sigkill sigstop-sweep sigstop-setup fleet fleet-evidence fleet-lanes fleet-majority
-              fleet-fast-pair fleet-alias fleet-timeout)
+              fleet-fast-pair fleet-alias fleet-installed fleet-timeout)
   string(REPLACE "-" "_" _name ${_case})
   add_test(NAME cluster.${_name} COMMAND ${_cluster_driver} ${_case})
   # RUN_SERIAL: the links are shaped to be measured, and namespaces, bridge and ports are root-wide.
   set_tests_properties(cluster.${_name} PROPERTIES LABELS cluster SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 150)
 endforeach()
-set_tests_properties(cluster.fleet cluster.fleet_lanes cluster.fleet_majority cluster.fleet_fast_pair cluster.fleet_timeout
+set_tests_properties(cluster.fleet cluster.fleet_lanes cluster.fleet_majority cluster.fleet_fast_pair
+                     cluster.fleet_installed cluster.fleet_timeout
                      PROPERTIES TIMEOUT 300)  # 4 sweeps over 4 hosts at 50 Mbit/s: ~90 s here

@@ -12,6 +12,8 @@ over 4 namespace hosts with tc-shaped links, judged by `ccbench-report fleet` an
                   (issue 35: one fast pair named 14 healthy hosts of 16)
   fleet-alias     6 names, node5 an alias of node4 (the same namespace under another hostname): --all-pairs
                   refuses before any pair, one line naming both (exit 2)
+  fleet-installed the installed ccbench-accept-fleet (cmake --install into a scratch prefix): node2 at half rate is
+                  the one BAD HOST (issue 35: the workflows as shipped)
   fleet-timeout   accept-fleet.sh --threshold 0 is refused (exit 2, one line) before any sweep; a sweep whose rank 3
                   stops as its last round starts (CCBENCH_DEBUG_STOP=sweep:3) times out: exit 3, after a verdict
                   on the pairs it measured (--partial)
@@ -21,6 +23,7 @@ import json
 import pathlib
 import re
 import subprocess
+import tempfile
 import time
 
 import nscluster
@@ -56,15 +59,17 @@ def fleet_sweep(env, cluster, name, shaped="", hosts=FLEET_HOSTS):
     return out
 
 
-def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120, report=None):
-    """scripts/accept-fleet.sh over the cluster's hostfile; the finished process. `run_env`'s variables reach the
-    ranks on every host (mpirun -x)."""
+def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120, report=None, script=None):
+    """scripts/accept-fleet.sh (or `script`, an installed ccbench-accept-fleet, which finds its benches and reporter
+    beside it) over the cluster's hostfile; the finished process. `run_env`'s variables reach the ranks on every
+    host (mpirun -x)."""
     prefix = cluster.mpirun_prefix()
     launcher_args = prefix[prefix.index("--bind-to"):] + [a for k, v in FULL_DUPLEX_MCA.items() for a in ("--mca", k, str(v))]
     for name in run_env or {}:
         launcher_args += ["-x", name]
-    cmd = [HERE.parent.parent / "scripts" / "accept-fleet.sh", "--hostfile", cluster.tmpdir / "hostfile", "--size", "2M",
-           "--stat", "best", "--bind", "none", "--bin", env.bin_dir.resolve(), "--report", report or env.report, "--out", out,
+    tools = [] if script else ["--bin", env.bin_dir.resolve(), "--report", report or env.report]
+    cmd = [script or HERE.parent.parent / "scripts" / "accept-fleet.sh", "--hostfile", cluster.tmpdir / "hostfile",
+           "--size", "2M", "--stat", "best", "--bind", "none", *tools, "--out", out,
            "--mpirun-args", " ".join(map(str, launcher_args)), *extra]
     print("$", " ".join(map(str, cmd)), flush=True)
     p = subprocess.run(list(map(str, cmd)), cwd=cluster.tmpdir, env=dict(cluster.env(), **(run_env or {})),
@@ -240,6 +245,28 @@ def fleet_alias(env, _args):
     print(f"PASS: node5 an alias of node4 among 6 names: exit 2 before any pair: {lines[0]}")
 
 
+def fleet_installed(env, _args):
+    """ccbench-accept-fleet as installed (cmake --install into a scratch prefix: its own benches, reporter and
+    scripts, not the source tree's): node2 of 4 hosts at half rate is the one BAD HOST, exit 1."""
+    build = env.bin_dir.resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="ccbench-fleet-install-") as tmp:
+        prefix = pathlib.Path(tmp) / "opt-ccbench"
+        subprocess.run(["cmake", "--install", str(build), "--prefix", str(prefix), "--component", "ccbench"],
+                       check=True, capture_output=True, timeout=120)
+        with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
+            c.shape(2, FLEET_SLOW_MBIT)
+            out = c.tmpdir / "installed"
+            p = accept_fleet(env, c, out, script=prefix / "bin" / "ccbench-accept-fleet")
+            assert p.returncode == 1, f"installed ccbench-accept-fleet: exit {p.returncode}, expected 1 (node2 slow)"
+            verdict = json.loads(subprocess.run([prefix / "bin" / "ccbench-report", "fleet", out / "fleet.json",
+                                                 "--stat", "best", "--format", "json"], capture_output=True,
+                                                text=True, timeout=30).stdout)
+            named = [h["host"] for h in verdict["bad_hosts"]]
+            assert named == ["node2"] and not verdict["bad_links"], f"named {named}, links {verdict['bad_links']}"
+            line = next(x for x in (out / "fleet.txt").read_text().splitlines() if x.startswith("BAD HOST node2"))
+    print(f"PASS: the installed ccbench-accept-fleet over 4 hosts, node2 at {FLEET_SLOW_MBIT} Mbit/s: exit 1: {line}")
+
+
 def fleet_timeout(env, _args):
     """accept-fleet.sh: the verdict's options checked before the sweep; a sweep that times out judged on its pairs."""
     with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
@@ -288,4 +315,5 @@ def fleet_evidence(env, _args):
 
 
 TESTS = {"fleet": fleet, "fleet-evidence": fleet_evidence, "fleet-lanes": fleet_lanes, "fleet-majority": fleet_majority,
-         "fleet-fast-pair": fleet_fast_pair, "fleet-alias": fleet_alias, "fleet-timeout": fleet_timeout}
+         "fleet-fast-pair": fleet_fast_pair, "fleet-alias": fleet_alias, "fleet-installed": fleet_installed,
+         "fleet-timeout": fleet_timeout}
