@@ -95,6 +95,12 @@ int run_cli(int argc, char** argv) {
           "the source tree) or a file's path")
       ->required();
   auto* accept_junit = accept->add_option("--junit", o.junit, "also write JUnit XML to this file");
+  accept
+      ->add_option("--waive-unjudged", o.waive_unjudged,
+                   "check ids (or all) whose FAIL for evidence they lacked (no result matched, a host's fabric "
+                   "unread, a counter unjudgeable) becomes WAIVED: listed, recorded in every format, exit 0 for "
+                   "it; a FAIL on evidence against stays FAIL")
+      ->delimiter(',');
   add_format(accept, o);
   add_max_file_size(accept, o);
 

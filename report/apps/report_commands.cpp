@@ -265,7 +265,8 @@ int run_accept(const Options& o) {
     return ccbench::kExitOk;
   }
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
-  const report::AcceptVerdict verdict{profile, report::evaluate(profile, runs)};
+  report::AcceptVerdict verdict{profile, report::evaluate(profile, runs)};
+  report::waive_unjudged(verdict.outcomes, o.waive_unjudged);
   emit(report::make_renderer(format, use_colour(o, format))->render(verdict), "");
   if (!o.junit.empty()) {
     emit(report::make_renderer(report::Format::Junit, false)->render(verdict), o.junit);

@@ -49,7 +49,8 @@ struct Options {
   std::string title = "ccbench report";
   // every subcommand
   std::string max_file_size = "256M";
-  bool junit_given = false;  // --junit was on the command line (an empty one is refused, not ignored)
+  std::vector<std::string> waive_unjudged;  // accept --waive-unjudged: check ids, or all
+  bool junit_given = false;                 // --junit was on the command line (an empty one is refused, not ignored)
 };
 
 /// The fleet verdict streams its files: its memory does not grow with them, so it reads larger ones by default.

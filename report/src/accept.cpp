@@ -236,6 +236,7 @@ void evaluate_busbw(const AcceptCheck& c, const std::vector<Row>& all, const std
                [&](const Row& row) { return row.r->size_bytes == c.size_bytes; });
   out.threshold = threshold_text(c);
   if (rows.empty()) {
+    out.lacked_evidence = true;
     const std::string sizes = sizes_present(all);
     out.detail =
         fmt::format("no result for {} at {} ({})", describe(c.select), format_size(c.size_bytes, SizeStyle::Binary),
@@ -323,6 +324,7 @@ void evaluate_wrong(const AcceptCheck& c, const std::vector<Row>& all, CheckOutc
     out.culprit = capped(wrong, "; ");
     out.detail = fmt::format("{} rows hold wrong elements", wrong.size());
   } else if (checked + unchecked.size() == 0) {
+    out.lacked_evidence = true;
     out.detail = fmt::format("nothing was measured ({}: timed out or skipped)", count_of(all.size(), "row"));
   } else if (unverified) {
     out.culprit = capped(unchecked, "; ");
@@ -352,6 +354,7 @@ CheckOutcome evaluate_check(const Profile& profile, const AcceptCheck& c, const 
   }
   const auto rows = select_rows(runs, c.select);
   if (rows.empty() && c.kind != CheckKind::Busbw) {
+    out.lacked_evidence = true;
     out.detail = fmt::format("no result for {} (the input has: {})", describe(c.select), input_summary(runs));
     return out;
   }
@@ -376,6 +379,27 @@ CheckOutcome evaluate_check(const Profile& profile, const AcceptCheck& c, const 
 }
 
 }  // namespace
+
+void waive_unjudged(std::vector<CheckOutcome>& outcomes, const std::vector<std::string>& ids) {
+  const bool all = std::find(ids.begin(), ids.end(), "all") != ids.end();
+  for (const auto& id : ids) {
+    if (id != "all" && std::none_of(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.id == id; })) {
+      std::vector<std::string> known;
+      for (const auto& o : outcomes) {
+        known.push_back(o.id);
+      }
+      throw UsageError(
+          fmt::format("--waive-unjudged {}: the profile has no such check ({}, or all)", id, fmt::join(known, ", ")));
+    }
+  }
+  for (auto& o : outcomes) {
+    const bool named = all || std::find(ids.begin(), ids.end(), o.id) != ids.end();
+    if (named && o.verdict == CheckVerdict::Fail && o.lacked_evidence) {
+      o.verdict = CheckVerdict::Waived;
+      o.detail += "; WAIVED by --waive-unjudged: the check lacked its evidence, and the operator accepted that";
+    }
+  }
+}
 
 std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<LoadedRun>& runs) {
   std::vector<CheckOutcome> outcomes;

@@ -121,6 +121,7 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
   out.threshold = fmt::format("{}", fmt::join(bounds, ", "));
   const auto hosts = fabric_of(runs);
   if (hosts.empty()) {
+    out.lacked_evidence = true;
     out.detail = no_fabric(runs);
     return;
   }
@@ -158,6 +159,7 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
   }
   const auto coverage = coverage_problems(runs);
   out.verdict = culprits.empty() && unjudged.empty() && coverage.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
+  out.lacked_evidence = culprits.empty() && out.verdict == CheckVerdict::Fail;
   out.measured =
       fmt::format("{} over bound, {} error counter(s) moved on {} host(s)", culprits.size(), errors, hosts.size());
   std::vector<std::string> named = coverage;
@@ -174,17 +176,19 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
   out.threshold = c.one_firmware_per_model ? "at capability; one firmware per HCA model" : "at capability";
   const auto hosts = fabric_of(runs);
   if (hosts.empty()) {
+    out.lacked_evidence = true;
     out.detail = no_fabric(runs);
     return;
   }
+  std::vector<std::string> unread;  // hosts with no link read: absent evidence, not a link found low
   std::vector<std::string> culprits;
   std::map<std::string, std::map<std::string, std::vector<std::string>>> firmware;  // model -> version -> hosts
   std::size_t links = 0;
   std::size_t below = 0;
   for (const auto& [run, h] : hosts) {
     if (h->links.empty()) {  // nothing to judge is no evidence of health
-      add_once(culprits, fmt::format("{}: no link read (no RDMA port, no NIC or GPU PCIe link in its sysfs)",
-                                     printable(h->host)));
+      add_once(unread, fmt::format("{}: no link read (no RDMA port, no NIC or GPU PCIe link in its sysfs)",
+                                   printable(h->host)));
     }
     for (const auto& l : h->links) {
       ++links;
@@ -215,8 +219,10 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
       }
     }
   }
-  const auto coverage = coverage_problems(runs);
+  auto coverage = coverage_problems(runs);
+  coverage.insert(coverage.end(), unread.begin(), unread.end());
   out.verdict = culprits.empty() && coverage.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
+  out.lacked_evidence = culprits.empty() && out.verdict == CheckVerdict::Fail;
   out.measured = fmt::format("{} of {} link readings below capability or not active", below, links);
   std::vector<std::string> named = coverage;
   named.insert(named.end(), culprits.begin(), culprits.end());

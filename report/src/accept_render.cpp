@@ -19,17 +19,26 @@ std::string count_of(std::size_t n, std::string_view noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
 
-std::string_view verdict_name(CheckVerdict v) { return v == CheckVerdict::Pass ? "PASS" : "FAIL"; }
+std::string_view verdict_name(CheckVerdict v) {
+  return v == CheckVerdict::Pass ? "PASS" : v == CheckVerdict::Waived ? "WAIVED" : "FAIL";
+}
+
+std::size_t count_of_verdict(const std::vector<CheckOutcome>& outcomes, CheckVerdict verdict) {
+  return static_cast<std::size_t>(
+      std::count_if(outcomes.begin(), outcomes.end(), [verdict](const auto& o) { return o.verdict == verdict; }));
+}
 
 std::size_t count_failed(const std::vector<CheckOutcome>& outcomes) {
-  return static_cast<std::size_t>(
-      std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.verdict != CheckVerdict::Pass; }));
+  return count_of_verdict(outcomes, CheckVerdict::Fail);
 }
 
 std::string summary_line(const std::vector<CheckOutcome>& outcomes) {
   const auto failed = count_failed(outcomes);
-  return fmt::format("{}: {} passed, {} failed\n", count_of(outcomes.size(), "check"), outcomes.size() - failed,
-                     failed);
+  const auto waived = count_of_verdict(outcomes, CheckVerdict::Waived);
+  return fmt::format(
+      "{}: {} passed, {} failed{}\n", count_of(outcomes.size(), "check"), outcomes.size() - failed - waived, failed,
+      waived == 0 ? std::string{}
+                  : fmt::format(", {} waived (--waive-unjudged: FAILs for evidence they lacked)", waived));
 }
 
 std::string culprit_and_detail(const CheckOutcome& o) {
@@ -49,7 +58,7 @@ std::string render_table(const Profile& p, const std::vector<CheckOutcome>& outc
   }
   detail::TextTable table(columns);
   for (const auto& o : outcomes) {
-    const char* sgr = o.verdict == CheckVerdict::Pass ? "32" : "1;31";
+    const char* sgr = o.verdict == CheckVerdict::Pass ? "32" : o.verdict == CheckVerdict::Waived ? "33" : "1;31";
     std::vector<detail::Cell> cells = {
         {o.id}, {std::string(verdict_name(o.verdict)), sgr}, {o.measured}, {o.threshold}};
     if (markdown) {
@@ -118,7 +127,9 @@ std::string JsonRenderer::render(const AcceptVerdict& verdict) const {
     checks.push_back({{"id", o.id},
                       {"kind", o.kind},
                       {"description", o.description},
-                      {"verdict", o.verdict == CheckVerdict::Pass ? "pass" : "fail"},
+                      {"verdict", o.verdict == CheckVerdict::Pass     ? "pass"
+                                  : o.verdict == CheckVerdict::Waived ? "waived"
+                                                                      : "fail"},
                       {"measured", o.measured},
                       {"threshold", o.threshold},
                       {"culprit", o.culprit},
@@ -126,11 +137,18 @@ std::string JsonRenderer::render(const AcceptVerdict& verdict) const {
                       {"source", o.source}});
   }
   const auto failed = count_failed(outcomes);
-  const json doc = {{"profile", {{"id", p.id}, {"name", p.name}, {"path", p.path}, {"profile_version", p.version}}},
-                    {"checks", checks},
-                    {"passed", outcomes.size() - failed},
-                    {"failed", failed},
-                    {"verdict", failed == 0 ? "pass" : "fail"}};
+  const auto waived = count_of_verdict(outcomes, CheckVerdict::Waived);
+  json doc = {{"profile", {{"id", p.id}, {"name", p.name}, {"path", p.path}, {"profile_version", p.version}}},
+              {"checks", checks},
+              {"passed", outcomes.size() - failed - waived},
+              {"failed", failed},
+              {"verdict", failed > 0   ? "fail"
+                          : waived > 0 ? "waived"
+                                       : "pass"}};
+  if (waived > 0) {  // recorded where it happened; verdicts without a waiver read as before
+    doc["waived"] = waived;
+    doc["waived_by"] = "--waive-unjudged";
+  }
   // Replace invalid UTF-8 (a hostile hostname) instead of throwing.
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -139,7 +157,8 @@ std::string JunitRenderer::render(const AcceptVerdict& verdict) const {
   const auto& profile = verdict.profile;
   const auto& outcomes = verdict.outcomes;
   const auto failed = count_failed(outcomes);
-  const auto counts = fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="0")", outcomes.size(), failed);
+  const auto counts = fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="{}")", outcomes.size(), failed,
+                                  count_of_verdict(outcomes, CheckVerdict::Waived));
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"ccbench accept\" {}>\n", counts);
   out += fmt::format("  <testsuite name=\"{}\" {}>\n", xml_escape("ccbench accept: " + profile.name), counts);
@@ -155,6 +174,9 @@ std::string JunitRenderer::render(const AcceptVerdict& verdict) const {
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", classname, xml_escape(o.id));
     if (o.verdict == CheckVerdict::Pass) {
       out += fmt::format("      <system-out>{}</system-out>\n", junit_body(o));
+    } else if (o.verdict == CheckVerdict::Waived) {
+      out += fmt::format("      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n",
+                         xml_escape(o.id + ": waived by --waive-unjudged: " + o.detail), junit_body(o));
     } else {
       const std::string message = o.culprit.empty() ? o.detail : o.culprit;
       out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(o.id + ": " + message),

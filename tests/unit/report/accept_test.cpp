@@ -580,6 +580,23 @@ TEST(AcceptEvaluate, FabricChecksFailOnEvidenceTheyLack) {
   EXPECT_EQ(links.verdict, CheckVerdict::Fail);
   EXPECT_NE(links.culprit.find("node6 mlx5_0 port 1 (hca) is 1: DOWN"), std::string::npos) << links.culprit;
   EXPECT_NE(links.culprit.find("node7: no link read"), std::string::npos) << links.culprit;
+
+  // --waive-unjudged: a FAIL for evidence a check lacked becomes WAIVED, recorded; a FAIL on evidence stays.
+  run.doc.fabric = {quiet.begin(), quiet.begin() + 7};  // node7 unread: both checks lack evidence
+  auto outcomes = evaluate(h100, {run});
+  waive_unjudged(outcomes, {"fabric-counters"});
+  EXPECT_EQ(find(outcomes, "fabric-counters").verdict, CheckVerdict::Waived);
+  EXPECT_NE(find(outcomes, "fabric-counters").detail.find("WAIVED by --waive-unjudged"), std::string::npos);
+  EXPECT_EQ(find(outcomes, "links-at-capability").verdict, CheckVerdict::Fail);  // not named
+  run.doc.fabric = down;  // a DOWN port is evidence against: not waivable
+  outcomes = evaluate(h100, {run});
+  waive_unjudged(outcomes, {"all"});
+  EXPECT_EQ(find(outcomes, "links-at-capability").verdict, CheckVerdict::Fail);
+  EXPECT_THROW(waive_unjudged(outcomes, {"no-such-check"}), UsageError);
+  const std::string as_json = make_renderer(Format::Json, false)->render(AcceptVerdict{h100, outcomes});
+  EXPECT_NE(as_json.find("\"waived_by\": \"--waive-unjudged\""), std::string::npos) << as_json;
+  const std::string xml = make_renderer(Format::Junit, false)->render(AcceptVerdict{h100, outcomes});
+  EXPECT_NE(xml.find("<skipped message=\""), std::string::npos);
 }
 
 TEST(AcceptRender, TerminalTableEndsWithSummary) {

@@ -95,23 +95,29 @@ std::string describe(const AcceptCheck& check);
 /// A busbw check's thresholds: ">= 460 GB/s, in >= 4 groups".
 std::string threshold_text(const AcceptCheck& check);
 
-enum class CheckVerdict { Pass, Fail };
+/// Waived: a FAIL for evidence the check did not have (nothing matched, a host unread, a counter unjudgeable),
+/// which the operator accepted by name with --waive-unjudged; never a PASS, listed as such and exit 0 for it.
+enum class CheckVerdict { Pass, Fail, Waived };
 
 struct CheckOutcome {
   std::string id;           // the check's id in the profile
   std::string kind;         // "busbw", ...
   std::string description;  // what it asks, in words: "allreduce_bench busbw at 16 GiB >= 460 GB/s"
   CheckVerdict verdict = CheckVerdict::Fail;
-  std::string measured;   // the worst measured value, or "" when nothing matched
-  std::string threshold;  // ">= 460 GB/s", "0 wrong elements"
-  std::string culprit;    // who failed: "group pair:2-3, ranks 2,3 on vm", "" on pass
-  std::string detail;     // one line: why it failed, or what it looked at
-  std::string source;     // where the threshold comes from: the source's title and URL, or ""
+  std::string measured;          // the worst measured value, or "" when nothing matched
+  std::string threshold;         // ">= 460 GB/s", "0 wrong elements"
+  std::string culprit;           // who failed: "group pair:2-3, ranks 2,3 on vm", "" on pass
+  std::string detail;            // one line: why it failed, or what it looked at
+  std::string source;            // where the threshold comes from: the source's title and URL, or ""
+  bool lacked_evidence = false;  // a FAIL for evidence it did not have, not for evidence against: waivable
 };
 
 std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<LoadedRun>& runs);
-/// True when every check passed (the exit code is 0 then).
+/// True when no check FAILed (every one passed or was waived; the exit code is 0 then).
 bool all_passed(const std::vector<CheckOutcome>& outcomes);
+/// --waive-unjudged ID[,ID...] or all: each named check that FAILed only for evidence it lacked becomes WAIVED, its
+/// detail saying so; a check that failed on its evidence stays FAIL. Throws UsageError for an id the profile lacks.
+void waive_unjudged(std::vector<CheckOutcome>& outcomes, const std::vector<std::string>& ids);
 
 /// What `accept` renders in every format: the profile and each check's outcome. The terminal and Markdown
 /// tables end in "N checks: P passed, F failed"; JUnit XML has one testsuite for the profile and one testcase
