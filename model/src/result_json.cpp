@@ -508,8 +508,8 @@ ResultDocument document_from_json(const nlohmann::json& j) {
   }
   const auto& env = j.at("environment");
   for (const auto& h : env.at("hosts")) {
-    doc.environment.hosts.push_back({h.at("hostname").get<std::string>(), h.at("ranks").get<std::vector<int>>(),
-                                     h.value("machine", std::string())});
+    doc.environment.hosts.emplace_back(h.at("hostname").get<std::string>(), h.at("ranks").get<std::vector<int>>(),
+                                       h.value("machine", std::string()));
   }
   doc.environment.libraries = env.at("libraries").get<std::map<std::string, std::string>>();
   doc.environment.variables = env.at("variables").get<std::map<std::string, std::string>>();

@@ -385,6 +385,7 @@ void waive_unjudged(std::vector<CheckOutcome>& outcomes, const std::vector<std::
   for (const auto& id : ids) {
     if (id != "all" && std::none_of(outcomes.begin(), outcomes.end(), [&](const auto& o) { return o.id == id; })) {
       std::vector<std::string> known;
+      known.reserve(outcomes.size());
       for (const auto& o : outcomes) {
         known.push_back(o.id);
       }

@@ -51,7 +51,8 @@ std::vector<std::string> coverage_problems(const std::vector<LoadedRun>& runs) {
       out.push_back(fmt::format("{}: no fabric evidence of {} of its {} host(s): {}", printable(run.path),
                                 missing.size(), hosts, fmt::join(missing, ", ")));
     }
-    for (const auto& [host, count] : readings) {
+    for (const auto& [name, count] : readings) {
+      const std::string& host = name;  // clang before 16 cannot capture a structured binding
       const bool in_run = std::any_of(run.doc.environment.hosts.begin(), run.doc.environment.hosts.end(),
                                       [&host](const auto& h) { return h.hostname == host; });
       if (!in_run) {

@@ -292,7 +292,7 @@ std::optional<double> believable_level(const Lane& lane, const Judged& hosts, st
   const auto count = [](const std::vector<bool>& flags) {
     return static_cast<std::size_t>(std::count(flags.begin(), flags.end(), true));
   };
-  const std::size_t in_lane = static_cast<std::size_t>(
+  const auto in_lane = static_cast<std::size_t>(
       std::count_if(lane.of_host.begin(), lane.of_host.end(), [](const auto& pairs) { return !pairs.empty(); }));
   const std::size_t top_hosts = count(top_host);
   bool fine_among_themselves = top_hosts >= 3;
@@ -307,8 +307,8 @@ std::optional<double> believable_level(const Lane& lane, const Judged& hosts, st
     return top;  // the anchor says the fastest are where a healthy pair should be
   }
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < lane.pairs.size(); ++i) {
-    auto& p = v.pairs[lane.pairs[i]];
+  for (const std::size_t i : lane.pairs) {
+    auto& p = v.pairs[i];
     if (in_top(p)) {
       p.suspicious = fmt::format("faster than the rest of the fleet: {:.4g} {} against its level {:.4g} {}", *p.value,
                                  v.unit, figure_of(*bulk, v), v.unit);

@@ -151,7 +151,7 @@ class TextParser {
     failed.wrong.reset();
     failed.failed = fmt::format("the run ended before this size: {}", why);
     failed.line = m_failure.empty() ? last.line : m_failure_line;
-    const double size = static_cast<double>(last.size_bytes);
+    const auto size = static_cast<double>(last.size_bytes);
     const double next = m_step_factor > 1.0 ? size * m_step_factor
                                             : size + static_cast<double>(std::max<std::uint64_t>(m_step_bytes, 1));
     // a next size past what a double holds exactly (a hostile step) is only "after the last": one byte more
@@ -452,7 +452,7 @@ class TextParser {
 
   /// The one nccl-tests test a 2.12+ table fits (size against count, redop, root, busbw / algbw at `ranks`), or
   /// none when the table cannot tell (all_gather and alltoall, gather and scatter print alike).
-  [[nodiscard]] std::optional<Collective> infer_test(const ImportedTest& t, const Best& b, int ranks) const {
+  [[nodiscard]] static std::optional<Collective> infer_test(const ImportedTest& t, const Best& b, int ranks) {
     if (!t.root_column || ranks < 2 || b.alg <= 0) {
       return std::nullopt;
     }
