@@ -39,7 +39,7 @@
   install_test.py --build DIR --source DIR workflows
       the operator's workflows as shipped, from a moved install and from the unpacked bundle, the source and
       build trees hidden: ccbench-accept-node --profile mpi-host-smoke PASS (exit 0), and FAIL (exit 1, the
-      busbw check named) on a run made slow (both ranks busy-polling on one core: taskset -c 0); a small
+      busbw check named) on a run made slow (rank 1 late by 50 ms to every sample: CCBENCH_DEBUG_LATE); a small
       suite stored by ccbench-regression, a slowed candidate REGRESSION with SLOWER rows (exit 1), and NO
       VERDICT (exit 2) where nothing can be compared: a baseline that holds none of the suite's benches, and
       ccbench-report regression on an empty candidate folder.
@@ -502,11 +502,14 @@ def run_workflows(where, bindir, work, hide, env):
     (work / "other.suite").write_text("reduce_bench --backend mpi -b 64K -e 64K -c 1\n")
     (work / "empty").mkdir()
     slow = "OMPI_MCA_mpi_yield_when_idle=0 taskset -c 0"  # two busy-polling ranks take turns on one core
+    # rank 1 late by 50 ms to every sample (a CPU-starved process; bench/apps/debug_hooks.hpp): the others wait for it
+    # inside their timed op. (taskset alone is undone by accept-node's --bind auto, and left 0.28 GB/s here.)
+    late = "CCBENCH_DEBUG_LATE=1:50000"
     common = "--np 2 --timeout 120 --mpirun-args '--bind-to none'"
     steps = [
         ("accept-node, healthy", f"'{bindir}/ccbench-accept-node' --profile mpi-host-smoke --out an-ok {common}", 0,
          r"allreduce-busbw-512k +PASS"),
-        ("accept-node, made slow", f"{slow} '{bindir}/ccbench-accept-node' --profile mpi-host-smoke --out an-slow "
+        ("accept-node, made slow", f"{late} '{bindir}/ccbench-accept-node' --profile mpi-host-smoke --out an-slow "
          f"{common}", 1, r"allreduce-busbw-512k +FAIL"),
         ("regression, base", f"'{bindir}/ccbench-regression' --suite mini.suite --label base --store st {common}", 0,
          r"stored: 2 results of suite mini as label base"),
