@@ -1,7 +1,9 @@
 # slurm tier: the sbatch scripts of scripts/slurm/ submitted to a real Slurm cluster of two nodes
 # (n1, n2) that tests/slurm/slurm_cluster.py brings up on this machine and tears down; MPI backend
-# on host memory. Needs root and slurm-wlm + munge (scripts/install-deps.sh); elsewhere each test
-# prints one line and exits 77 (skipped). Each brings up its own cluster, so they run alone.
+# on host memory. Each node's slurmd runs in a network namespace of its own (own address on a
+# bridge in 10.78.N.0/24, where slurmctld runs) and UTS namespace (hostname n1, n2). Needs root,
+# iproute2 and slurm-wlm + munge (scripts/install-deps.sh); elsewhere each test prints one line
+# and exits 77 (skipped). Each brings up its own cluster, so they run alone.
 # Included from tests/CMakeLists.txt (Python3 provided).
 if(NOT CCBENCH_MPI_FOUND)
   return()
