@@ -79,6 +79,9 @@ VERDICTS = {
     "faster_than_spec": (dict(hosts=4, peak=1.1, links={(1, 2): 1.5}), [], 1, [], [], False, None,
                          "SUSPICIOUS n1<->n2: ranks 1 and 2; faster than its link can go: 1.5 GB/s over the spec peak "
                          "1.1 GB/s"),
+    # Every pair above its spec peak: the spec is what is wrong, and no pair is named for it.
+    "all_faster_than_spec": (dict(hosts=4, peak=0.5), [], 0, [], [], False, None,
+                             "6 of the 6 pairs measured above their spec peak: the spec (peak_GBps) looks low"),
     "every_pair_failed": (dict(hosts=4, status="failed"), [], 2, None, None, None, None,
                           "no pair of the sweep measured (6 pairs, each failed): nothing to judge"),
 }
