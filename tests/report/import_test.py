@@ -448,6 +448,17 @@ def check_perftest(env):
     assert p.returncode == 2 and "t_min, t_typical, t_avg and t_max are out of order" in p.stderr, p.stderr
     (env.tmp / "lat-ok.txt").write_text(lat.replace("9.10           1.50", "1.50           9.10"))
     assert env.run("import", env.tmp / "lat-ok.txt", "-o", env.tmp / "lat-ok.json").returncode == 0
+    # --run_infinitely: a row every -D seconds and no closing line (stopped by hand). Its rows are samples, and the
+    # cut is said. (The real log's row, three times over at three rates; the log cut after them.)
+    row = next(x for x in perf.splitlines(keepends=True) if x.strip().startswith("65536"))
+    head = perf[:perf.index(row)]
+    rows = "".join(row.replace("92.40", f"{rate:.2f}") for rate in (92.10, 92.40, 91.80))
+    (env.tmp / "infinite.txt").write_text(head + rows)
+    _, doc = env.imported("infinite", [env.tmp / "infinite.txt"])
+    assert doc["results"][0]["time"]["n"] == 3, doc["results"][0]["time"]
+    assert any("truncated: the table ends after line" in n and "3 row(s) are kept" in n
+               for n in doc["run"]["source"]["notes"]), doc["run"]["source"]["notes"]
+    print(f"  --run_infinitely: 3 rows, n = 3: {doc['results'][0]['busbw_GBps']:.4f} GB/s (the median)")
 
 
 def main():
