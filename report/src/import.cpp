@@ -171,10 +171,14 @@ std::vector<ImportedTest> parse_log(const ImportLog& log, const ImportOptions& o
   if (first != std::string::npos && log.text[first] == '{') {
     return detail::parse_nccl_tests_json(log.text, log.name);
   }
-  // perftest's banner, or its table's header line; "#bytes" elsewhere (a note in a nccl-tests log) is not one
-  const auto lines = detail::log_lines(log.text);
+  // perftest's banner, or its table's header line; "#bytes" elsewhere (a note in a nccl-tests log) is not one. The
+  // lines are split only for a log that holds "#bytes" at all (the parser splits them again).
+  const auto perftest_header = [&log] {
+    const auto lines = detail::log_lines(log.text);
+    return std::any_of(lines.begin(), lines.end(), [](const std::string& line) { return line.starts_with("#bytes"); });
+  };
   if (log.text.find("RDMA_Write") != std::string::npos ||
-      std::any_of(lines.begin(), lines.end(), [](const std::string& line) { return line.starts_with("#bytes"); })) {
+      (log.text.find("#bytes") != std::string::npos && perftest_header())) {
     return detail::parse_perftest(log.text, log.name);
   }
   return detail::parse_nccl_tests_text(log.text, log.name, options);
