@@ -80,6 +80,18 @@ int run_cli(int argc, char** argv) {
       ->expected(2)
       ->required();
   add_verdict_options(regression, o, "its folder's name", "its folder's name");
+  regression->add_flag(
+      "--paired", o.paired,
+      "launch K of BASE ran next to launch K of CAND (interleaved): the verdict is taken from the pairs");
+  regression->add_option("--launch-noise", o.launch_noise,
+                         "PCT: the variation of a row's median from launch to launch (relative sd), a floor under "
+                         "what the launches show; lets one launch a side be judged");
+  regression
+      ->add_option("--alarm-rate", o.alarm_rate,
+                   "PCT: the false-alarm rate allowed over all the rows of the suite together")
+      ->capture_default_str();
+  regression->add_flag("--aa", o.aa,
+                       "A/A: both sides ran the same software; count every SLOWER or FASTER row as a false alarm");
   add_format(regression, o);
   add_max_file_size(regression, o);
 

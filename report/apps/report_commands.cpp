@@ -77,6 +77,21 @@ double parse_threshold(std::string text) {
   return pct / 100.0;
 }
 
+/// A percentage given to OPTION, like 3 or 3%: above `lo`, at most `hi`; one line otherwise.
+double parse_percent(std::string_view option, std::string text, double lo, double hi) {
+  const std::string given = text;
+  if (!text.empty() && text.back() == '%') {
+    text.pop_back();
+  }
+  char* end = nullptr;
+  const double pct = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || !(pct > lo && pct <= hi)) {
+    throw UsageError(
+        fmt::format("{} {}: expected a percentage above {:g} and at most {:g}, like 3 or 3%", option, given, lo, hi));
+  }
+  return pct;
+}
+
 void emit(const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -250,6 +265,12 @@ int run_regression(const Options& o) {
   options.min_samples = o.min_samples;
   options.label_a = o.label_a;
   options.label_b = o.label_b;
+  options.paired = o.paired;
+  options.aa = o.aa;
+  if (!o.launch_noise.empty()) {
+    options.launch_noise = parse_percent("--launch-noise", o.launch_noise, 0.0, 100.0) / 100.0;
+  }
+  options.alarm_rate = parse_percent("--alarm-rate", o.alarm_rate, 0.0, 50.0) / 100.0;
   const auto verdict = report::compare_run_folders(o.files.at(0), o.files.at(1), options, max_file_bytes(o));
   emit(report::make_renderer(format, use_colour(o, format))->render(verdict), "");
   return verdict.exit_code();

@@ -19,6 +19,11 @@ struct Options {
   std::string label_a;
   std::string label_b;
   std::string compare_html;  // compare --html PAGE
+  // regression
+  bool paired = false;
+  std::string launch_noise;      // PCT, "" for none
+  std::string alarm_rate = "5";  // PCT
+  bool aa = false;
   // accept
   std::string profile;
   std::string junit;

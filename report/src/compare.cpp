@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "compare_internal.hpp"
 #include "compare_stats.hpp"
 #include "text_table.hpp"
 
@@ -16,7 +17,9 @@ namespace {
 
 constexpr std::size_t kMaxSamplesPerSide = 1000;  // Hodges-Lehmann looks at m*n differences
 
-using Index = std::map<RowKey, const CaseResult*>;
+}  // namespace
+
+namespace detail {
 
 Index index_of(const std::vector<LoadedRun>& runs, const std::string& side) {
   Index index;
@@ -33,6 +36,12 @@ Index index_of(const std::vector<LoadedRun>& runs, const std::string& side) {
   }
   return index;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::index_of;
 
 std::vector<double> log_times(const CaseResult& r) {
   std::vector<double> out;
@@ -67,6 +76,10 @@ std::optional<detail::Shift> log_time_shift(const CaseResult& base, const CaseRe
   const double h = std::sqrt(hb * hb + hc * hc);
   return detail::Shift{estimate, estimate - h, estimate + h};
 }
+
+}  // namespace
+
+namespace detail {
 
 std::string pct(double change) { return fmt::format("{:+.1f}%", change * 100.0); }
 
@@ -114,6 +127,13 @@ bool decide_status(RowComparison& row) {
   }
   return false;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::decide;
+using detail::decide_status;
 
 RowComparison compare_row(const RowKey& key, const CaseResult& base, const CaseResult& cand,
                           const CompareOptions& options) {

@@ -71,8 +71,9 @@ TextTable section_table(const std::vector<const RowComparison*>& rows, const Com
   if (spec) {
     cols.insert(cols.end(), {{c.label_a + " %peak"}, {c.label_b + " %peak"}, {"measured B/A"}, {"spec B/A"}});
   }
+  const std::string ci_title = c.launches_a > 0 ? fmt::format("{:.4g}% CI", c.row_confidence * 100.0) : "95% CI";
   cols.insert(cols.end(),
-              {{spec ? "change of %peak" : "change"}, {"95% CI"}, {"verdict", Align::Left}, {"why", Align::Left}});
+              {{spec ? "change of %peak" : "change"}, {ci_title}, {"verdict", Align::Left}, {"why", Align::Left}});
   for (auto& col : cols) {
     col.title = printable(col.title);
   }
@@ -113,6 +114,20 @@ std::string summary_line(const Comparison& c) {
       c.skipped.size());
 }
 
+namespace {}  // namespace
+
+std::string interval_text(const Comparison& c) {
+  if (c.launches_a == 0) {
+    return "95% CI (Hodges-Lehmann on raw samples, else from the medians' CIs)";
+  }
+  return fmt::format(
+      "CI between launches (each launch contributes its median; {}), {:.4g}% a row: the false-alarm rate held at "
+      "{:.4g}% over the {} rows given one",
+      c.paired ? fmt::format("{} interleaved pairs", c.launches_a)
+               : fmt::format("{} launch(es) of A, {} of B", c.launches_a, c.launches_b),
+      c.row_confidence * 100.0, (1.0 - c.row_confidence) * static_cast<double>(c.family_rows) * 100.0, c.family_rows);
+}
+
 namespace {
 
 std::string render_text(const Comparison& c, bool markdown, bool colour) {
@@ -120,12 +135,12 @@ std::string render_text(const Comparison& c, bool markdown, bool colour) {
   const auto md = [markdown](const std::string& text) { return markdown ? html_escape(text) : text; };
   std::string out = fmt::format(
       "{}compare: A = {} (base), B = {} (candidate)\n"
-      "{}change = B/A - 1 of median busbw{}, with its 95% CI (Hodges-Lehmann on raw samples, else from the "
-      "medians' CIs); SLOWER/FASTER: CI excludes 0 and |change| > {:.0f}%; SAME: CI within ±{:.0f}% or a real "
-      "change below it; UNSURE: too few samples (< {}) or too noisy\n\n",
+      "{}change = B/A - 1 of median busbw{}, with its {}; SLOWER/FASTER: CI excludes 0 and |change| > {:.0f}%; "
+      "SAME: CI within ±{:.0f}% or a real change below it; UNSURE: too few samples (< {}){} or too noisy\n\n",
       lead, md(printable(c.label_a)), md(printable(c.label_b)), lead,
       c.against_spec ? " (of busbw / peak where the peaks differ: each side against its own spec)" : "",
-      c.threshold * 100.0, c.threshold * 100.0, c.min_samples);
+      interval_text(c), c.threshold * 100.0, c.threshold * 100.0, c.min_samples,
+      c.launches_a > 0 ? ", too few launches" : "");
   for (const auto& [key, rows] : sections_of(c)) {
     const auto table = section_table(rows, c, shows_spec(rows, c));
     out += markdown ? "### " + html_escape(section_title(key)) + "\n\n" + table.markdown()
@@ -155,13 +170,13 @@ std::string render_compare_html(const Comparison& c, const std::string& title) {
       "}}\n"
       "th, td {{ border: 1px solid #ccc; padding: 0.2em 0.5em; }} td.num {{ text-align: right; }}\n"
       "p.note {{ color: #555; }}\n</style>\n</head>\n<body>\n<h1>{}</h1>\n"
-      "<p>A = {} (base), B = {} (candidate).</p>\n<p class=\"note\">change = B/A - 1 of median busbw{}, with its 95% "
-      "CI; SLOWER/FASTER: CI excludes 0 and |change| &gt; {:.0f}%; SAME: CI within &plusmn;{:.0f}% or a real change "
+      "<p>A = {} (base), B = {} (candidate).</p>\n<p class=\"note\">change = B/A - 1 of median busbw{}, with its {}"
+      "; SLOWER/FASTER: CI excludes 0 and |change| &gt; {:.0f}%; SAME: CI within &plusmn;{:.0f}% or a real change "
       "below it; UNSURE: fewer than {} samples or too noisy. %peak: each side's busbw against its own spec peak; "
       "measured B/A beside spec B/A.</p>\n",
       html_escape(title), html_escape(title), html_escape(c.label_a), html_escape(c.label_b),
       c.against_spec ? " (of busbw / peak where the peaks differ: each side against its own spec)" : "",
-      c.threshold * 100.0, c.threshold * 100.0, c.min_samples);
+      html_escape(interval_text(c)), c.threshold * 100.0, c.threshold * 100.0, c.min_samples);
   for (const auto& [key, rows] : sections_of(c)) {
     std::set<std::string> bases;
     for (const auto* r : rows) {
@@ -256,11 +271,16 @@ std::string JsonRenderer::render(const Comparison& c) const {
                                          {"only_b", c.only_cand.size()},
                                          {"skipped", c.skipped.size()}};
   const nlohmann::ordered_json doc = {{"schema", "ccbench.report.compare"},
-                                      {"schema_version", "1.1.0"},
+                                      {"schema_version", "1.2.0"},
                                       {"label_a", c.label_a},
                                       {"label_b", c.label_b},
                                       {"threshold", c.threshold},
                                       {"min_samples", c.min_samples},
+                                      {"interval", interval_text(c)},
+                                      {"ci_level", c.launches_a > 0 ? c.row_confidence : 0.95},
+                                      {"launches_a", c.launches_a},
+                                      {"launches_b", c.launches_b},
+                                      {"paired", c.paired},
                                       {"regression", c.any_regression() || c.any_missing()},
                                       {"counts", counts},
                                       {"rows", rows},

@@ -46,6 +46,127 @@ std::optional<Shift> hodges_lehmann(std::span<const double> x, std::span<const d
   return s;
 }
 
+namespace {
+
+/// The continued fraction of the regularized incomplete beta function (modified Lentz), for x < (a+1)/(a+b+2).
+double beta_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  constexpr int kMaxTerms = 300;
+  double c = 1.0;
+  double d = 1.0 - (a + b) * x / (a + 1.0);
+  d = 1.0 / (std::abs(d) < kTiny ? kTiny : d);
+  double h = d;
+  for (int m = 1; m <= kMaxTerms; ++m) {
+    const double m2 = 2.0 * m;
+    for (const double num :
+         {m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)), -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0))}) {
+      d = 1.0 + num * d;
+      d = 1.0 / (std::abs(d) < kTiny ? kTiny : d);
+      c = 1.0 + num / c;
+      c = std::abs(c) < kTiny ? kTiny : c;
+      h *= d * c;
+    }
+    if (std::abs(d * c - 1.0) < 1e-15) {
+      break;
+    }
+  }
+  return h;
+}
+
+/// I_x(a, b), the regularized incomplete beta function.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0.0) {
+    return 0.0;
+  }
+  if (x >= 1.0) {
+    return 1.0;
+  }
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1.0) / (a + b + 2.0)) {
+    return front * beta_fraction(a, b, x) / a;
+  }
+  return 1.0 - front * beta_fraction(b, a, 1.0 - x) / b;
+}
+
+/// P(|T| <= t) for Student's t with df degrees of freedom (the normal distribution for an infinite df).
+double t_central(double t, double df) {
+  if (std::isinf(df)) {
+    return std::erf(t / std::sqrt(2.0));
+  }
+  return 1.0 - incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+}
+
+}  // namespace
+
+double t_quantile(double confidence, double df) {
+  double lo = 0.0;
+  double hi = 1.0;
+  while (t_central(hi, df) < confidence && hi < 1e12) {
+    hi *= 2.0;
+  }
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = (lo + hi) / 2.0;
+    (t_central(mid, df) < confidence ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2.0;
+}
+
+std::optional<LaunchShift> launch_shift(std::span<const double> x, std::span<const double> y, bool paired,
+                                        double noise_floor) {
+  if (x.empty() || y.empty() || (paired && x.size() != y.size())) {
+    return std::nullopt;
+  }
+  const auto mean = [](std::span<const double> v) {
+    double sum = 0.0;
+    for (const double e : v) {
+      sum += e;
+    }
+    return sum / static_cast<double>(v.size());
+  };
+  const auto squares = [](std::span<const double> v, double m) {
+    double sum = 0.0;
+    for (const double e : v) {
+      sum += (e - m) * (e - m);
+    }
+    return sum;
+  };
+  LaunchShift s;
+  double variance = 0.0;  // of one launch's median (unpaired) or of one pair's difference (paired)
+  double scale = 0.0;     // se = sqrt(variance * scale)
+  double floor = noise_floor * noise_floor;
+  if (paired) {
+    std::vector<double> d(x.size());
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      d[k] = y[k] - x[k];
+    }
+    s.estimate = mean(d);
+    s.df = static_cast<double>(d.size()) - 1.0;
+    variance = s.df > 0.0 ? squares(d, s.estimate) / s.df : 0.0;
+    scale = 1.0 / static_cast<double>(d.size());
+    floor *= 2.0;  // a difference of two launches
+  } else {
+    const double mx = mean(x);
+    const double my = mean(y);
+    s.estimate = my - mx;
+    s.df = static_cast<double>(x.size() + y.size()) - 2.0;
+    variance = s.df > 0.0 ? (squares(x, mx) + squares(y, my)) / s.df : 0.0;
+    scale = 1.0 / static_cast<double>(x.size()) + 1.0 / static_cast<double>(y.size());
+  }
+  if (s.df <= 0.0) {
+    if (floor <= 0.0) {
+      return std::nullopt;
+    }
+    s.df = std::numeric_limits<double>::infinity();
+  }
+  if (floor > variance) {
+    variance = floor;
+    s.from_floor = true;
+  }
+  s.se = std::sqrt(variance * scale);
+  return s;
+}
+
 std::vector<double> thin(std::vector<double> samples, std::size_t max) {
   if (samples.size() <= max || max == 0) {
     return samples;

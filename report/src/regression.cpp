@@ -118,6 +118,112 @@ std::size_t rows_with(const Comparison& c, Verdict verdict) {
       std::count_if(c.rows.begin(), c.rows.end(), [verdict](const RowComparison& r) { return r.verdict == verdict; }));
 }
 
+/// The launches of a stored run: its launch-1/ ... launch-N/ folders in order, or the folder itself (one launch).
+std::vector<fs::path> launches_of(const fs::path& dir) {
+  std::map<std::size_t, fs::path> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = "launch-";
+    if (!name.starts_with(kPrefix) || name.size() == kPrefix.size() || name.size() > kPrefix.size() + 4 ||
+        !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(kPrefix.size()), name.end(),
+                     [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      continue;
+    }
+    std::error_code type_ec;
+    if (!fs::is_directory(entry.path(), type_ec)) {
+      throw UsageError(fmt::format("{}: not a folder (a launch of a stored run)", entry.path().string()));
+    }
+    found[std::stoul(name.substr(kPrefix.size()))] = entry.path();
+  }
+  if (ec) {
+    throw UsageError(fmt::format("{}: cannot list it: {}", dir.string(), ec.message()));
+  }
+  if (found.empty()) {
+    return {dir};
+  }
+  std::vector<fs::path> out;
+  for (const auto& [k, path] : found) {
+    if (k != out.size() + 1) {
+      throw UsageError(
+          fmt::format("{}: launch-{} is there but launch-{} is not (a stored run holds launch-1 to "
+                      "launch-N)",
+                      dir.string(), k, out.size() + 1));
+    }
+    out.push_back(path);
+  }
+  return out;
+}
+
+/// The candidate's suite: its first launch's commands.tsv in order, a bench's exit code the first non-zero of its
+/// launches; without commands.tsv, the results of every launch by name.
+std::vector<std::pair<std::string, Command>> suite_of(const std::vector<fs::path>& launches,
+                                                      const std::vector<std::map<std::string, bool>>& results) {
+  auto suite = read_commands(launches.front());
+  for (std::size_t k = 1; k < launches.size(); ++k) {
+    for (auto& entry : read_commands(launches[k])) {
+      auto& c = entry.second;
+      const auto it =
+          std::find_if(suite.begin(), suite.end(), [&entry](const auto& e) { return e.first == entry.first; });
+      if (it == suite.end()) {
+        suite.emplace_back(entry.first, std::move(c));
+      } else if (c.exit && *c.exit != 0 && (!it->second.exit || *it->second.exit == 0)) {
+        it->second.exit = c.exit;
+      }
+    }
+  }
+  if (suite.empty()) {  // not stored by regression.sh: its results are the suite
+    std::set<std::string> names;
+    for (const auto& launch : results) {
+      for (const auto& entry : launch) {
+        names.insert(entry.first);
+      }
+    }
+    for (const auto& name : names) {
+      suite.emplace_back(name, Command{});
+    }
+  }
+  return suite;
+}
+
+/// NAME.json of every launch that holds it as a readable file.
+std::vector<std::string> files_of(const std::vector<fs::path>& launches,
+                                  const std::vector<std::map<std::string, bool>>& results, const std::string& name) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < launches.size(); ++k) {
+    if (const auto it = results[k].find(name); it != results[k].end() && it->second) {
+      out.push_back((launches[k] / (name + ".json")).string());
+    }
+  }
+  return out;
+}
+
+/// Why a launch lacks NAME.json: "launch 3 of 5 has none" (and why it is absent, where it says), or "" for one
+/// launch; `log` is set to that launch's log of the bench.
+std::string absent_in(const std::vector<fs::path>& launches, const std::vector<std::map<std::string, bool>>& results,
+                      const std::string& name, fs::path& log) {
+  for (std::size_t k = 0; k < launches.size(); ++k) {
+    if (const auto it = results[k].find(name); it == results[k].end() || !it->second) {
+      log = launches[k] / "logs" / (name + ".log");
+      auto why = why_absent(launches[k], name);
+      if (launches.size() == 1) {
+        return why;
+      }
+      return fmt::format("launch {} of {} has none{}", k + 1, launches.size(), why.empty() ? "" : ": " + why);
+    }
+  }
+  return {};
+}
+
+std::vector<std::vector<LoadedRun>> read_launches(const std::vector<std::string>& files, std::uintmax_t max_bytes) {
+  std::vector<std::vector<LoadedRun>> out;
+  out.reserve(files.size());
+  for (const auto& f : files) {
+    out.push_back(read_result_files({f}, max_bytes));
+  }
+  return out;
+}
+
 }  // namespace
 
 int RegressionVerdict::exit_code() const {
@@ -181,11 +287,13 @@ std::string RegressionVerdict::text() const {
     case Outcome::NoRegression:
       break;
   }
+  const std::string judged_text = unsure == 0 ? fmt::format("all {} rows judged", rows)
+                                              : fmt::format("{} of {} rows judged, {} UNSURE", judged, rows, unsure);
   if (const auto not_in_base = names(BenchRegression::State::NotInBase); !not_in_base.empty()) {
-    return fmt::format("no regression in the {} benches compared; {} not compared (missing in {})", compared,
-                       not_in_base.size(), printable(label_a));
+    return fmt::format("no regression in the {} benches compared ({}); {} not compared (missing in {})", compared,
+                       judged_text, not_in_base.size(), printable(label_a));
   }
-  return fmt::format("no regression (0 SLOWER, 0 FAILED rows in {} benches)", compared);
+  return fmt::format("no regression (0 SLOWER, 0 FAILED rows in {} benches; {})", compared, judged_text);
 }
 
 RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand, const CompareOptions& options,
@@ -199,19 +307,29 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
   v.options = options;
   v.options.label_a = v.label_a;
   v.options.label_b = v.label_b;
-  const auto base_results = result_names(base);
-  const auto cand_results = result_names(cand);
-  auto suite = read_commands(cand);
-  if (suite.empty()) {  // not stored by regression.sh: its results are the suite
-    for (const auto& entry : cand_results) {
-      suite.emplace_back(entry.first, Command{});
-    }
+  const auto base_launches = launches_of(base);
+  const auto cand_launches = launches_of(cand);
+  v.launches_a = base_launches.size();
+  v.launches_b = cand_launches.size();
+  if (options.paired && v.launches_a != v.launches_b) {
+    throw UsageError(fmt::format("--paired: {} holds {} launch(es), {} holds {}; pairs need as many a side",
+                                 base.string(), v.launches_a, cand.string(), v.launches_b));
   }
+  std::vector<std::map<std::string, bool>> base_results;
+  std::vector<std::map<std::string, bool>> cand_results;
+  base_results.reserve(base_launches.size());
+  cand_results.reserve(cand_launches.size());
+  for (const auto& dir : base_launches) {
+    base_results.push_back(result_names(dir));
+  }
+  for (const auto& dir : cand_launches) {
+    cand_results.push_back(result_names(dir));
+  }
+  auto suite = suite_of(cand_launches, cand_results);
   std::map<std::string, std::string> base_lines;
-  for (auto& [name, c] : read_commands(base)) {
+  for (auto& [name, c] : read_commands(base_launches.front())) {
     base_lines[name] = std::move(c.line);
   }
-  bool regressed = false;
   bool no_verdict = false;
   std::set<std::string> in_suite;
   for (const auto& [name, command] : suite) {
@@ -223,30 +341,27 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
     if (const auto line = base_lines.find(name); line != base_lines.end()) {
       b.command_base = line->second;
     }
-    const auto in_base = base_results.find(name);
-    const auto in_cand = cand_results.find(name);
-    if (in_base == base_results.end() || !in_base->second) {
+    const auto base_files = files_of(base_launches, base_results, name);
+    const auto cand_files = files_of(cand_launches, cand_results, name);
+    if (base_files.empty() || (options.paired && base_files.size() < base_launches.size())) {
       b.state = BenchRegression::State::NotInBase;
-      b.why = why_absent(base, name);
-    } else if (in_cand == cand_results.end() || !in_cand->second) {
+      b.why = base_files.empty() ? why_absent(base_launches.front(), name)
+                                 : fmt::format("--paired: {} of {} launches of the baseline hold it", base_files.size(),
+                                               base_launches.size());
+    } else if (cand_files.size() < cand_launches.size()) {
       b.state = BenchRegression::State::NoResult;
-      b.why = why_absent(cand, name);
+      b.why = absent_in(cand_launches, cand_results, name, b.log);
       ++v.failed;
     } else {
-      const std::string a = (base / (name + ".json")).string();
-      const std::string c = (cand / (name + ".json")).string();
       try {
-        auto runs = std::make_shared<const std::pair<std::vector<LoadedRun>, std::vector<LoadedRun>>>(
-            read_result_files({a}, max_file_bytes), read_result_files({c}, max_file_bytes));
-        Comparison comparison = compare_runs(runs->first, runs->second, v.options);  // its rows point into runs
-        if (auto why = why_nothing_compared(comparison, a, c)) {
+        auto runs =
+            std::make_shared<const std::pair<std::vector<std::vector<LoadedRun>>, std::vector<std::vector<LoadedRun>>>>(
+                read_launches(base_files, max_file_bytes), read_launches(cand_files, max_file_bytes));
+        Comparison comparison = compare_launches(runs->first, runs->second, v.options);  // its rows point into runs
+        if (auto why = why_nothing_compared(comparison, base_files.front(), cand_files.front())) {
           b.state = BenchRegression::State::NoVerdict;
           b.why = std::move(*why);
         } else {
-          v.slower += rows_with(comparison, Verdict::Slower);
-          v.failed += rows_with(comparison, Verdict::Failed);
-          v.missing += comparison.only_base.size();
-          regressed = regressed || comparison.any_regression() || comparison.any_missing();
           ++v.compared;
           b.comparison = std::move(comparison);
           b.runs = std::move(runs);
@@ -259,27 +374,58 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
     }
     v.benches.push_back(std::move(b));
   }
-  for (const auto& entry : base_results) {
+  std::vector<Comparison*> compared;
+  for (auto& b : v.benches) {
+    if (b.comparison) {
+      compared.push_back(&*b.comparison);
+    }
+  }
+  decide_launch_rows(compared, v.options);
+  bool regressed = false;
+  for (const auto* c : compared) {
+    v.slower += rows_with(*c, Verdict::Slower);
+    v.faster += rows_with(*c, Verdict::Faster);
+    v.failed += rows_with(*c, Verdict::Failed);
+    v.missing += c->only_base.size();
+    v.rows += c->rows.size();
+    v.judged += rows_with(*c, Verdict::Same) + rows_with(*c, Verdict::Faster) + rows_with(*c, Verdict::Slower);
+    v.unsure += rows_with(*c, Verdict::Unsure);
+    for (const auto& r : c->rows) {
+      if (r.verdict == Verdict::Unsure && v.unsure_why.empty()) {
+        v.unsure_why = r.why;
+      }
+    }
+    regressed = regressed || c->any_regression() || c->any_missing();
+  }
+  for (const auto& entry : base_results.front()) {
     if (!in_suite.contains(entry.first)) {
       v.only_in_base.push_back(entry.first);
     }
   }
-  if (auto foreign = foreign_file(cand, cand_results, in_suite, max_file_bytes); !foreign.empty()) {
+  std::string foreign;
+  for (std::size_t k = 0; k < cand_launches.size() && foreign.empty(); ++k) {
+    foreign = foreign_file(cand_launches[k], cand_results[k], in_suite, max_file_bytes);
+  }
+  for (std::size_t k = 0; k < base_launches.size() && foreign.empty(); ++k) {
+    foreign = foreign_file(base_launches[k], base_results[k], in_suite, max_file_bytes);
+  }
+  const bool broke = v.slower + v.failed + v.missing > 0 || !v.failed_benches().empty();
+  if (!foreign.empty()) {
     v.no_verdict_why = std::move(foreign);
-  } else if (auto foreign_base = foreign_file(base, base_results, in_suite, max_file_bytes); !foreign_base.empty()) {
-    v.no_verdict_why = std::move(foreign_base);
   } else if (v.benches.empty()) {
     v.no_verdict_why = fmt::format("{} holds no result and no bench in commands.tsv: the suite produced nothing",
                                    printable(v.label_b));
   } else if (v.compared == 0 && v.failed == 0 && v.failed_benches().empty()) {
     v.no_verdict_why = fmt::format("no bench of {} was compared with {}", printable(v.label_b), printable(v.label_a));
+  } else if (v.judged == 0 && !broke) {
+    v.no_verdict_why = fmt::format("none of the {} rows compared could be judged: {}", v.rows, v.unsure_why);
   }
   using Outcome = RegressionVerdict::Outcome;
   if (!v.timed_out().empty()) {
     v.outcome = Outcome::TimedOut;
   } else if (no_verdict || !v.no_verdict_why.empty()) {
     v.outcome = Outcome::NoVerdict;
-  } else if (regressed || v.slower + v.failed + v.missing > 0 || !v.failed_benches().empty()) {
+  } else if (regressed || broke) {
     v.outcome = Outcome::Regression;
   } else {
     v.outcome = Outcome::NoRegression;
@@ -307,8 +453,7 @@ std::string bench_summary(const RegressionVerdict& v, const BenchRegression& b) 
       break;
     case State::NoResult:
       what = fmt::format("FAILED: no result in {} ({}see {})", printable(v.label_b),
-                         b.why.empty() ? std::string{} : printable(b.why) + "; ",
-                         (v.cand_dir / "logs" / (b.name + ".log")).string());
+                         b.why.empty() ? std::string{} : printable(b.why) + "; ", b.log.string());
       break;
     case State::NoVerdict:
       what = "NO VERDICT: " + printable(b.why);
@@ -318,6 +463,22 @@ std::string bench_summary(const RegressionVerdict& v, const BenchRegression& b) 
       break;
   }
   return fmt::format("{:<24} {}", printable(b.name), what);
+}
+
+/// "5 launches a side, paired", "3 launches of a, 1 of b": what the rows' intervals rest on.
+std::string launches_text(const RegressionVerdict& v) {
+  std::string out = v.launches_a == v.launches_b
+                        ? fmt::format("{} launch{} a side", v.launches_a, v.launches_a == 1 ? "" : "es")
+                        : fmt::format("{} launch(es) of {}, {} of {}", v.launches_a, printable(v.label_a), v.launches_b,
+                                      printable(v.label_b));
+  if (v.options.paired) {
+    out += ", paired (interleaved)";
+  }
+  if (v.options.launch_noise > 0.0) {
+    out += fmt::format(", launch noise at least {:g}% (--launch-noise)", v.options.launch_noise * 100.0);
+  }
+  out += fmt::format(", false-alarm rate {:g}% over the suite's rows", v.options.alarm_rate * 100.0);
+  return out;
 }
 
 std::string render_text(const RegressionVerdict& v, const Renderer& renderer, bool md) {
@@ -334,8 +495,8 @@ std::string render_text(const RegressionVerdict& v, const Renderer& renderer, bo
     }
     out += b.comparison ? renderer.render(*b.comparison) : fmt::format("ccbench-report: {}\n", printable(b.why));
   }
-  out += fmt::format("\n{}== regression: {} against {}, threshold {:g}%\n", md ? "### " : "", printable(v.label_b),
-                     printable(v.label_a), v.options.threshold * 100.0);
+  out += fmt::format("\n{}== regression: {} against {}, threshold {:g}%, {}\n", md ? "### " : "", printable(v.label_b),
+                     printable(v.label_a), v.options.threshold * 100.0, launches_text(v));
   for (const auto& b : v.benches) {
     out += fmt::format("{}{}\n", md ? "- " : "  ", bench_summary(v, b));
   }
@@ -351,6 +512,21 @@ std::string render_text(const RegressionVerdict& v, const Renderer& renderer, bo
   }
   if (const auto timed_out = v.timed_out(); !timed_out.empty()) {
     out += fmt::format("benches that timed out: {}\n", joined(timed_out, ", "));
+  }
+  if (v.rows > 0) {
+    out += fmt::format("rows: {} compared, {} judged ({} SLOWER, {} FASTER), {} UNSURE{}\n", v.rows, v.judged, v.slower,
+                       v.faster, v.unsure,
+                       v.unsure_why.empty() ? "" : fmt::format(" (the first: {})", printable(v.unsure_why)));
+  }
+  if (v.options.aa) {
+    const std::size_t alarms = v.slower + v.faster;
+    out += fmt::format(
+        "A/A (the same software on both sides): {} false alarm(s) (SLOWER or FASTER) in {} rows "
+        "compared: rate {}; {} judged SAME, {} UNSURE\n",
+        alarms, v.rows,
+        v.rows > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(alarms) / static_cast<double>(v.rows))
+                   : std::string{"-"},
+        v.judged - alarms, v.unsure);
   }
   out += fmt::format("verdict: {}; exit {}\n", v.text(), v.exit_code());
   return out;
@@ -393,15 +569,29 @@ std::string render_json(const RegressionVerdict& v) {
   }
   const nlohmann::ordered_json doc = {
       {"schema", "ccbench.report.regression"},
-      {"schema_version", "1.0.0"},
+      {"schema_version", "1.1.0"},
       {"label_a", v.label_a},
       {"label_b", v.label_b},
       {"threshold", v.options.threshold},
       {"min_samples", v.options.min_samples},
+      {"launches_a", v.launches_a},
+      {"launches_b", v.launches_b},
+      {"paired", v.options.paired},
+      {"launch_noise",
+       v.options.launch_noise > 0.0 ? nlohmann::ordered_json(v.options.launch_noise) : nlohmann::ordered_json(nullptr)},
+      {"alarm_rate", v.options.alarm_rate},
+      {"aa", v.options.aa},
       {"verdict", v.text()},
       {"exit", v.exit_code()},
       {"totals",
-       {{"benches_compared", v.compared}, {"slower", v.slower}, {"failed", v.failed}, {"missing", v.missing}}},
+       {{"benches_compared", v.compared},
+        {"rows", v.rows},
+        {"judged", v.judged},
+        {"unsure", v.unsure},
+        {"faster", v.faster},
+        {"slower", v.slower},
+        {"failed", v.failed},
+        {"missing", v.missing}}},
       {"benches", benches},
       {"not_in_a", v.names(BenchRegression::State::NotInBase)},
       {"only_in_a", v.only_in_base},

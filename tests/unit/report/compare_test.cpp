@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "ccbench/report/compare.hpp"
 #include "ccbench/statistics.hpp"
@@ -210,6 +212,113 @@ TEST(ReportCompare, DifferentPeaksCompareAgainstSpec) {
 
 TEST(ReportCompare, DuplicateRowsOnOneSideAreRefused) {
   EXPECT_THROW(compare_runs({base_run(), base_run()}, {base_run()}, {}), UsageError);
+}
+
+}  // namespace
+}  // namespace ccbench::report
+
+// Between launches (issue 36): each launch contributes its median; the interval comes from the launches' variation.
+namespace ccbench::report {
+namespace {
+
+TEST(ReportCompareStats, StudentTQuantilesMatchTheTables) {
+  EXPECT_NEAR(detail::t_quantile(0.95, 1), 12.7062, 1e-3);
+  EXPECT_NEAR(detail::t_quantile(0.95, 4), 2.7764, 1e-3);
+  EXPECT_NEAR(detail::t_quantile(0.95, 10), 2.2281, 1e-3);
+  EXPECT_NEAR(detail::t_quantile(0.99, 8), 3.3554, 1e-3);
+  EXPECT_NEAR(detail::t_quantile(0.95, std::numeric_limits<double>::infinity()), 1.95996, 1e-4);
+  EXPECT_NEAR(detail::t_quantile(0.999, std::numeric_limits<double>::infinity()), 3.29053, 1e-4);
+}
+
+TEST(ReportCompareStats, LaunchShiftPooledPairedAndFloor) {
+  const std::vector<double> x = {0.0, 0.1, 0.2};
+  const std::vector<double> y = {0.1, 0.2, 0.3};
+  const auto pooled = detail::launch_shift(x, y, false, 0.0);
+  ASSERT_TRUE(pooled);
+  EXPECT_NEAR(pooled->estimate, 0.1, 1e-12);
+  EXPECT_NEAR(pooled->se, std::sqrt(0.01 * 2.0 / 3.0), 1e-12);  // pooled variance 0.01, 1/3 + 1/3
+  EXPECT_EQ(pooled->df, 4.0);
+  const auto paired = detail::launch_shift(x, y, true, 0.0);
+  ASSERT_TRUE(paired);
+  EXPECT_NEAR(paired->se, 0.0, 1e-12);  // every pair moved by the same 0.1: the launches' drift cancels
+  EXPECT_EQ(paired->df, 2.0);
+  const auto floored = detail::launch_shift(x, y, true, 0.05);
+  ASSERT_TRUE(floored);
+  EXPECT_TRUE(floored->from_floor);
+  EXPECT_NEAR(floored->se, std::sqrt(2.0 * 0.05 * 0.05 / 3.0), 1e-12);
+  const std::vector<double> one = {0.0};
+  EXPECT_FALSE(detail::launch_shift(one, one, false, 0.0));  // one launch a side: no variation to go on
+  const auto given = detail::launch_shift(one, one, false, 0.05);
+  ASSERT_TRUE(given);
+  EXPECT_TRUE(std::isinf(given->df));
+  EXPECT_FALSE(detail::launch_shift(x, one, true, 0.0));  // pairs need as many a side
+}
+
+std::vector<std::vector<LoadedRun>> launches_of(std::initializer_list<double> factors) {
+  std::vector<std::vector<LoadedRun>> out;
+  for (const double f : factors) {
+    out.push_back({scaled(base_run(), f)});
+  }
+  return out;
+}
+
+Comparison decided(const std::vector<std::vector<LoadedRun>>& a, const std::vector<std::vector<LoadedRun>>& b,
+                   const CompareOptions& options = {}) {
+  auto c = compare_launches(a, b, options);
+  decide_launch_rows({&c}, options);
+  return c;
+}
+
+TEST(ReportCompareLaunches, LaunchNoiseIsNotARegression) {
+  // One launch a side 12% apart is what one launch's samples call SLOWER; launches that move as much are not.
+  const auto one = compare_runs({base_run()}, {scaled(base_run(), 1.12)}, {});
+  EXPECT_TRUE(all_are(one, Verdict::Slower));
+  const auto c = decided(launches_of({1.0, 1.12, 0.95}), launches_of({1.12, 0.97, 1.05}));
+  EXPECT_FALSE(c.any_regression());
+  EXPECT_TRUE(all_are(c, Verdict::Unsure)) << c.rows.front().why;
+  EXPECT_EQ(c.launches_a, 3U);
+  EXPECT_EQ(c.family_rows, c.rows.size());
+  EXPECT_NEAR(c.row_confidence, 1.0 - 0.05 / static_cast<double>(c.rows.size()), 1e-12);
+}
+
+TEST(ReportCompareLaunches, AChangeBeyondTheLaunchesVariationIsSlower) {
+  const auto c = decided(launches_of({1.0, 1.02, 0.99}), launches_of({1.25, 1.27, 1.24}));
+  EXPECT_TRUE(all_are(c, Verdict::Slower));
+  EXPECT_NEAR(c.rows.front().change->estimate, 1.0 / (1.253333 / 1.003333) - 1.0, 0.01);
+  const auto same = decided(launches_of({1.0, 1.01, 0.99}), launches_of({1.0, 0.995, 1.005}));
+  EXPECT_TRUE(all_are(same, Verdict::Same)) << same.rows.front().why;
+}
+
+TEST(ReportCompareLaunches, PairsCancelADriftTheLaunchesShare) {
+  // The machine drifts from launch to launch by 20%, the same for both sides; B is 10% slower in every pair.
+  const auto a = launches_of({1.0, 1.2, 0.9, 1.1});
+  const auto b = launches_of({1.1, 1.32, 0.99, 1.21});
+  EXPECT_TRUE(all_are(decided(a, b), Verdict::Unsure));  // unpaired, the drift hides it
+  CompareOptions paired;
+  paired.paired = true;
+  EXPECT_TRUE(all_are(decided(a, b, paired), Verdict::Slower));
+  EXPECT_THROW(compare_launches(a, launches_of({1.0}), paired), UsageError);
+}
+
+TEST(ReportCompareLaunches, OneLaunchASideIsUnsureUnlessTheOperatorGivesTheNoise) {
+  const auto c = decided(launches_of({1.0}), launches_of({1.25}));
+  EXPECT_TRUE(all_are(c, Verdict::Unsure));
+  EXPECT_NE(c.rows.front().why.find("1 launch a side: a change cannot be told from the launches' own variation"),
+            std::string::npos)
+      << c.rows.front().why;
+  CompareOptions noise;
+  noise.launch_noise = 0.03;
+  const auto given = decided(launches_of({1.0}), launches_of({1.25}), noise);
+  EXPECT_TRUE(all_are(given, Verdict::Slower)) << given.rows.front().why;
+  EXPECT_NE(given.rows.front().method.find("--launch-noise 3%"), std::string::npos) << given.rows.front().method;
+}
+
+TEST(ReportCompareLaunches, ALaunchWithoutARowIsMissing) {
+  auto b = launches_of({1.0, 1.0});
+  b[1][0].doc.results.pop_back();
+  const auto c = decided(launches_of({1.0, 1.0}), b);
+  EXPECT_TRUE(c.any_missing());
+  EXPECT_EQ(c.only_base.size(), 1U);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "ccbench/report/renderer.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -65,13 +66,61 @@ class Regression : public ::testing::Test {
 TEST_F(Regression, TheSameRunsAreNoRegression) {
   const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
   const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
-  const auto v = run(a, b);
+  CompareOptions noise;  // one launch a side: judged only on the operator's figure for the launches' variation
+  noise.launch_noise = 0.01;
+  const auto v = compare_run_folders(a.dir(), b.dir(), noise, kDefaultMaxFileBytes);
   EXPECT_EQ(v.exit_code(), 0);
-  EXPECT_EQ(v.text(), "no regression (0 SLOWER, 0 FAILED rows in 1 benches)");
-  EXPECT_EQ(v.label_a, "a");
   ASSERT_EQ(v.benches.size(), 1U);
   ASSERT_TRUE(v.benches[0].comparison);
-  EXPECT_FALSE(v.benches[0].comparison->rows.empty());
+  const auto rows = v.benches[0].comparison->rows.size();
+  EXPECT_GT(rows, 0U);
+  EXPECT_EQ(v.text(), fmt::format("no regression (0 SLOWER, 0 FAILED rows in 1 benches; all {} rows judged)", rows));
+  EXPECT_EQ(v.label_a, "a");
+}
+
+// Issue 36: one launch a side cannot tell a change from the launches' own variation.
+TEST_F(Regression, OneLaunchASideIsNoVerdict) {
+  const Label a(root() / "a", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  const Label b(root() / "b", {{"allreduce_bench", "allreduce-np4-b.json"}}, {{"allreduce_bench", 0}});
+  const auto v = run(a, b);
+  EXPECT_EQ(v.exit_code(), 2);
+  EXPECT_EQ(v.launches_a, 1U);
+  EXPECT_EQ(v.judged, 0U);
+  EXPECT_NE(v.text().find("NO VERDICT (none of the "), std::string::npos) << v.text();
+  EXPECT_NE(v.text().find("1 launch a side: a change cannot be told from the launches' own variation"),
+            std::string::npos)
+      << v.text();
+}
+
+// Two real runs of one configuration as launches of each side, in both orders: an A/A of real launches.
+TEST_F(Regression, LaunchFoldersAreLaunches) {
+  const Label a1(root() / "a" / "launch-1", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  const Label a2(root() / "a" / "launch-2", {{"allreduce_bench", "allreduce-np4-b.json"}}, {{"allreduce_bench", 0}});
+  const Label b1(root() / "b" / "launch-1", {{"allreduce_bench", "allreduce-np4-b.json"}}, {{"allreduce_bench", 0}});
+  const Label b2(root() / "b" / "launch-2", {{"allreduce_bench", "allreduce-np4-a.json"}}, {{"allreduce_bench", 0}});
+  CompareOptions options;
+  options.aa = true;
+  auto v = compare_run_folders(root() / "a", root() / "b", options, kDefaultMaxFileBytes);
+  EXPECT_EQ(v.launches_a, 2U);
+  EXPECT_EQ(v.launches_b, 2U);
+  EXPECT_EQ(v.slower, 0U);
+  EXPECT_NE(v.exit_code(), 1) << v.text();
+  const std::string text = make_renderer(Format::Terminal, false)->render(v);
+  EXPECT_NE(text.find("2 launches a side"), std::string::npos) << text;
+  EXPECT_NE(text.find("A/A (the same software on both sides): 0 false alarm(s)"), std::string::npos) << text;
+  // A launch of the candidate without the bench's result: FAILED, naming the launch and its log.
+  fs::remove(b2.dir() / "allreduce_bench.json");
+  v = compare_run_folders(root() / "a", root() / "b", options, kDefaultMaxFileBytes);
+  EXPECT_EQ(v.exit_code(), 1);
+  EXPECT_EQ(v.names(BenchRegression::State::NoResult), std::vector<std::string>{"allreduce_bench"});
+  EXPECT_EQ(v.benches.at(0).why, "launch 2 of 2 has none");
+  EXPECT_EQ(v.benches.at(0).log, b2.dir() / "logs" / "allreduce_bench.log");
+  // Pairs need as many launches a side; launches are numbered from 1 without a gap.
+  const Label b3(root() / "b" / "launch-3", {{"allreduce_bench", "allreduce-np4-a.json"}}, {});
+  options.paired = true;
+  EXPECT_THROW(compare_run_folders(root() / "a", root() / "b", options, kDefaultMaxFileBytes), UsageError);
+  fs::rename(b2.dir(), root() / "b" / "old");
+  EXPECT_THROW(compare_run_folders(root() / "a", root() / "b", CompareOptions{}, kDefaultMaxFileBytes), UsageError);
 }
 
 TEST_F(Regression, ABenchWithoutResultIsAFailedRegression) {
@@ -96,9 +145,13 @@ TEST_F(Regression, ABaselineWithoutTheBenchIsReportedNotIgnored) {
   const Label b(root() / "b",
                 {{"allreduce_bench", "allreduce-np4-a.json"}, {"sendrecv_bench", "sendrecv-pairs-np4.json"}},
                 {{"allreduce_bench", 0}, {"sendrecv_bench", 0}});
-  const auto v = run(a, b);
+  CompareOptions noise;
+  noise.launch_noise = 0.01;
+  const auto v = compare_run_folders(a.dir(), b.dir(), noise, kDefaultMaxFileBytes);
   EXPECT_EQ(v.exit_code(), 0);
-  EXPECT_EQ(v.text(), "no regression in the 1 benches compared; 1 not compared (missing in a)");
+  EXPECT_EQ(v.text(), fmt::format("no regression in the 1 benches compared (all {} rows judged); 1 not compared "
+                                  "(missing in a)",
+                                  v.rows));
   EXPECT_EQ(v.only_in_base, std::vector<std::string>{"allgather_bench"});
   const std::string text = make_renderer(Format::Terminal, false)->render(v);
   EXPECT_NE(text.find("sendrecv_bench           MISSING in a: not compared"), std::string::npos) << text;

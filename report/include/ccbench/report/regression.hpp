@@ -28,8 +28,9 @@ struct BenchRegression {
   std::string command_base;       // the suite lines that made each side (commands.tsv), when recorded
   std::string command_cand;
   /// The two sides' runs, which `comparison`'s rows point into: shared, so a copy of the verdict points into them too.
-  std::shared_ptr<const std::pair<std::vector<LoadedRun>, std::vector<LoadedRun>>> runs;
+  std::shared_ptr<const std::pair<std::vector<std::vector<LoadedRun>>, std::vector<std::vector<LoadedRun>>>> runs;
   std::optional<Comparison> comparison;  // Compared
+  std::filesystem::path log;             // NoResult: the log of the candidate's launch without a result
   std::string
       why;  // NoVerdict: compare's one line; NotInBase, NoResult: why a file there is none ("", a dangling symlink)
 };
@@ -46,6 +47,13 @@ struct RegressionVerdict {
   std::size_t failed = 0;                 // rows FAILED, and benches without a result
   std::size_t missing = 0;                // rows of the baseline the candidate lacks
   std::size_t compared = 0;               // benches compared
+  std::size_t launches_a = 0;             // the launches of each side (launch-K/ folders; 1 for a folder without)
+  std::size_t launches_b = 0;
+  std::size_t rows = 0;    // rows compared, over the benches
+  std::size_t judged = 0;  // rows SAME, FASTER or SLOWER: those a verdict was drawn on
+  std::size_t unsure = 0;  // rows UNSURE: not judged
+  std::size_t faster = 0;
+  std::string unsure_why;  // the first UNSURE row's reason
   Outcome outcome = Outcome::NoRegression;
   std::string no_verdict_why;  // the suite's own reason for NO VERDICT: nothing ran, a file that is not a result
   [[nodiscard]] int exit_code() const;     // 0, 1, 2 (no verdict), 3 (a bench timed out)
@@ -55,13 +63,16 @@ struct RegressionVerdict {
   [[nodiscard]] std::vector<std::string> failed_benches() const;  // "name (exit N)": other non-zero exits
 };
 
-/// A stored run: a folder of NAME.json results and, from regression.sh, commands.tsv (NAME, exit code, suite
-/// line, tab-separated, in suite order). Without commands.tsv its results are the benches, in name order.
-/// Labels default to the folders' names. Throws UsageError (one line) when a folder cannot be read.
-/// The evidence rule: a verdict needs a bench compared or one failed. A candidate that holds nothing, or whose
+/// A stored run: launch-1/ ... launch-N/ folders (regression.sh --launches N), each a launch of the whole suite as
+/// below, or one such folder itself (one launch). A launch: a folder of NAME.json results and, from regression.sh,
+/// commands.tsv (NAME, exit code, suite line, tab-separated, in suite order). Without commands.tsv its results are the
+/// benches, in name order. Labels default to the folders' names. Throws UsageError (one line) when a folder cannot be
+/// read. The evidence rule: a verdict needs a bench compared or one failed. A candidate that holds nothing, or whose
 /// benches all lack a baseline, is NO VERDICT (exit 2), never "no regression"; a NAME.json that is no readable
 /// file (missing, a dangling symlink) is absent alike (the candidate's: FAILED; the baseline's: MISSING); every
 /// other *.json of either folder must be a result, as compare reads a folder: one that is not is NO VERDICT.
+/// Rows are compared between launches (compare_launches), the false-alarm rate held over all the suite's rows
+/// (decide_launch_rows); a suite none of whose rows could be judged (one launch a side) is NO VERDICT too.
 RegressionVerdict compare_run_folders(const std::filesystem::path& base, const std::filesystem::path& cand,
                                       const CompareOptions& options, std::uintmax_t max_file_bytes);
 
