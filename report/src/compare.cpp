@@ -192,6 +192,11 @@ std::string_view name(Verdict verdict) {
   return "UNSURE";
 }
 
+std::size_t count_rows(const Comparison& comparison, Verdict verdict) {
+  return static_cast<std::size_t>(std::count_if(comparison.rows.begin(), comparison.rows.end(),
+                                                [verdict](const RowComparison& r) { return r.verdict == verdict; }));
+}
+
 bool Comparison::any_regression() const {
   return std::any_of(rows.begin(), rows.end(),
                      [](const auto& r) { return r.verdict == Verdict::Slower || r.verdict == Verdict::Failed; });

@@ -78,6 +78,9 @@ struct Comparison {
   [[nodiscard]] bool any_missing() const { return !only_base.empty(); }
 };
 
+/// The rows of a comparison with this verdict.
+std::size_t count_rows(const Comparison& comparison, Verdict verdict);
+
 Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<LoadedRun>& cand,
                         const CompareOptions& options);
 /// Runs compared launch by launch: `base[k]` is the k-th launch of the baseline (its result files), `cand[k]` the
