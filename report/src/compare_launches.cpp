@@ -115,6 +115,32 @@ RowComparison compare_launch_row(const RowKey& key, const Cases& base, const Cas
   return row;
 }
 
+/// A launch row's verdict: SLOWER or FASTER only where the whole interval lies beyond the threshold (a change
+/// known to be larger than it, not one merely known to be there: launches of one label share the machine's state of
+/// the moment, and a drift of a few percent between two labels is not what a threshold of 5% is asked about); SAME
+/// where it lies within; UNSURE where it straddles the threshold or is too wide.
+void decide_beyond(RowComparison& row, double threshold) {
+  const auto& c = *row.change;
+  const auto ci = fmt::format("CI {}..{}", detail::pct(c.lo), detail::pct(c.hi));
+  const auto bound = fmt::format("{:.0f}%", threshold * 100.0);
+  if (c.hi < -threshold) {
+    row.verdict = Verdict::Slower;
+    row.why = fmt::format("{} lies beyond -{}", ci, bound);
+  } else if (c.lo > threshold) {
+    row.verdict = Verdict::Faster;
+    row.why = fmt::format("{} lies beyond +{}", ci, bound);
+  } else if (c.lo >= -threshold && c.hi <= threshold) {
+    row.verdict = Verdict::Same;
+    row.why = fmt::format("{} within ±{}", ci, bound);
+  } else if (c.hi < 0.0 || c.lo > 0.0) {
+    row.verdict = Verdict::Unsure;
+    row.why = fmt::format("{}: a change, not known to be beyond ±{}", ci, bound);
+  } else {
+    row.verdict = Verdict::Unsure;
+    row.why = fmt::format("{} too wide to tell", ci);
+  }
+}
+
 }  // namespace
 
 Comparison compare_launches(const std::vector<std::vector<LoadedRun>>& base,
@@ -197,7 +223,7 @@ void decide_launch_rows(const std::vector<Comparison*>& comparisons, const Compa
       const double scale = row.against_spec ? 1.0 / *row.spec_ratio : 1.0;
       row.change =
           Change{std::exp(-l.estimate) * scale - 1.0, std::exp(-hi) * scale - 1.0, std::exp(-lo) * scale - 1.0};
-      detail::decide(row, options.threshold);
+      decide_beyond(row, options.threshold);
     }
   }
 }

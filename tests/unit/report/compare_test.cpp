@@ -313,6 +313,19 @@ TEST(ReportCompareLaunches, OneLaunchASideIsUnsureUnlessTheOperatorGivesTheNoise
   EXPECT_NE(given.rows.front().method.find("--launch-noise 3%"), std::string::npos) << given.rows.front().method;
 }
 
+TEST(ReportCompareLaunches, SlowerOnlyWhereTheWholeIntervalIsBeyondTheThreshold) {
+  // 6% slower with an interval of about ±1.3%: a change, but not one known to be beyond 5%: UNSURE, not a false
+  // alarm for a drift between two labels; 8% slower is SLOWER.
+  CompareOptions noise;
+  noise.launch_noise = 0.003;
+  const auto near = decided(launches_of({1.0}), launches_of({1.06}), noise);
+  EXPECT_TRUE(all_are(near, Verdict::Unsure)) << near.rows.front().why;
+  EXPECT_NE(near.rows.front().why.find("a change, not known to be beyond ±5%"), std::string::npos)
+      << near.rows.front().why;
+  EXPECT_TRUE(all_are(decided(launches_of({1.0}), launches_of({1.09}), noise), Verdict::Slower));
+  EXPECT_TRUE(all_are(decided(launches_of({1.0}), launches_of({1.0 / 1.09}), noise), Verdict::Faster));
+}
+
 TEST(ReportCompareLaunches, ALaunchWithoutARowIsMissing) {
   auto b = launches_of({1.0, 1.0});
   b[1][0].doc.results.pop_back();
