@@ -3,9 +3,17 @@
 # them bench by bench with a stored baseline label through ccbench-report regression.
 #   regression.sh --suite smoke --label before-upgrade
 #   regression.sh --suite smoke --label after-upgrade --baseline before-upgrade
+#   regression.sh --suite smoke --label nccl-swap --nccl-a OLD.so --nccl-b NEW.so   (interleaved)
+#   regression.sh --suite smoke --label quiet --aa                                    (A/A: a false-alarm check)
+# The variation that matters is between launches (a process's placement, its buffers, the machine's
+# state), not between the samples of one launch; so the suite runs --launches N times (default 5), launch
+# K stored complete in STORE/LABEL/launch-K/ (NAME.json, commands.tsv, logs/NAME.log), and the reporter
+# draws each row's interval from the launches. Interleaved (--nccl-a/-b, --env-a/-b, --bin-a/-b, --aa):
+# one run stores LABEL.a and LABEL.b, each bench run for side a and side b next to each other, in the
+# order a b, b a, a b, ... (ABBA) launch after launch, and the verdict is drawn from the pairs (--paired).
 # Exit: 0 no SLOWER, FAILED or MISSING row (or nothing to compare: stored only); 1 a SLOWER or FAILED
 # row, a row of the baseline MISSING from the candidate, or a bench that failed; 2 bad input (one line),
-# or no verdict (compare found no row in common); 3 a bench timed out. The exit code is the verdict.
+# or no verdict (no row in common, or every row UNSURE); 3 a bench timed out. The exit code is the verdict.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 # shellcheck source=SCRIPTDIR/lib/workflow.sh
@@ -17,19 +25,46 @@ readonly suites_dir=$CCBENCH_SUITES
 usage() {
   cat <<EOF
 usage: $prog --suite NAME --label LABEL [--baseline LABEL] [options]
+       $prog --suite NAME --label LABEL --nccl-a|--env-a|--bin-a ... --nccl-b|--env-b|--bin-b ... [options]
+       $prog --suite NAME --label LABEL --aa [options]
 
-Runs the benches of a suite (scripts/suites/NAME.suite: one bench command line per line), stores
-their results in STORE/LABEL/, and with --baseline compares each bench's result with the one in
-STORE/BASELINE/ (ccbench-report regression STORE/BASELINE STORE/LABEL), printing the verdict
-tables: SLOWER / FASTER / SAME / UNSURE / FAILED per size and placement, and one verdict for the
-suite (also in STORE/LABEL/logs/regression.json).
+Runs the benches of a suite (scripts/suites/NAME.suite: one bench command line per line) --launches
+times, stores each launch's results in STORE/LABEL/launch-K/, and with --baseline compares each
+bench's results with those in STORE/BASELINE/ (ccbench-report regression STORE/BASELINE STORE/LABEL),
+printing the verdict tables: SLOWER / FASTER / SAME / UNSURE / FAILED per size and placement, and
+one verdict for the suite (also in STORE/LABEL/logs/regression.json).
+
+Why launches: two runs of an unchanged machine differ by more than the samples of one run vary
+(placement, buffers, the machine's state), so a verdict from one launch a side calls noise a
+regression. Each row's interval is drawn from the spread of its median between launches: that needs
+several launches on each side (5 a side: 8 degrees of freedom). With one launch a side the rows are
+UNSURE (NO VERDICT, exit 2) unless --launch-noise says how much a launch varies.
+
+Interleaved: --nccl-a/--nccl-b, --env-a/--env-b or --bin-a/--bin-b run two setups in one go and store
+them as LABEL.a and LABEL.b: in each launch every bench runs for side a and side b next to each other,
+a then b on odd launches and b then a on even ones (ABBA: a drift or an order effect falls on both
+sides alike), and the verdict is drawn from the launch pairs (ccbench-report regression --paired). No
+--baseline then. --aa runs the same software on both sides (an A/A test): any SLOWER row is a false
+alarm, and the reporter counts them.
 
 options:
   --suite NAME|PATH     a suite in scripts/suites/ ($(suite_names)), or a file
-  --label LABEL         name of this run (letters, digits, . _ -); STORE/LABEL must not exist
+  --label LABEL         name of this run (letters, digits, . _ -); STORE/LABEL (interleaved: STORE/LABEL.a
+                        and STORE/LABEL.b) must not exist
   --baseline LABEL      a stored label to compare with (without it: only store)
+  --launches N          passes over the whole suite, 1 to 100 (default 5); launch K in LABEL/launch-K/
   --store DIR           where labels are stored (default: results/regression)
   --threshold PCT       a change smaller than this is SAME (default 5, ccbench-report's default)
+  --launch-noise PCT    the between-launch variation of a row's median (relative sd, percent), if known:
+                        passed to the reporter; lets a verdict be drawn from one launch a side
+  --nccl-a PATH, --nccl-b PATH
+                        interleaved: the NCCL library of side a / b (CCBENCH_NCCL_LIBRARY=PATH for its benches)
+  --env-a "K=V ...", --env-b "K=V ..."
+                        interleaved: environment assignments for side a / b's benches (split on spaces;
+                        passed to every rank: Open MPI's mpirun gets -x K, srun exports the environment)
+  --bin-a DIR, --bin-b DIR
+                        interleaved: the bench binaries of side a / b (default: --bin)
+  --aa                  interleaved, both sides the same: an A/A test of the verdict (reporter --aa)
   --np N                ranks per bench (default: the GPU count, else 2)
   --bin DIR             bench binaries (default: \$CCBENCH_BIN, else build/bench/apps)
   --report PATH         ccbench-report (default: next to the benches' build, else PATH)
@@ -64,12 +99,22 @@ labels_in() {  # labels_in STORE: "a, b" or "none"
 
 # --- options -------------------------------------------------------------------------------------
 suite="" label="" baseline="" store=results/regression threshold=5 np="" bin_dir=${CCBENCH_BIN:-} report=""
-launcher=mpirun launcher_args="" timeout=""
-set_option() {  # set_option OPTION VALUE: an option that takes a value (parse_options)
+launcher=mpirun launcher_args="" timeout="" launches=5 launch_noise="" aa=0
+nccl_a="" nccl_b="" env_a="" env_b="" bin_a="" bin_b=""
+set_option() {  # set_option OPTION VALUE: an option that takes a value, or a switch and 1 (parse_options)
   case $1 in
     --suite) suite=$2 ;;
     --label) label=$2 ;;
     --baseline) baseline=$2 ;;
+    --launches) launches=$2 ;;
+    --launch-noise) launch_noise=$2 ;;
+    --nccl-a) nccl_a=$2 ;;
+    --nccl-b) nccl_b=$2 ;;
+    --env-a) env_a=$2 ;;
+    --env-b) env_b=$2 ;;
+    --bin-a) bin_a=$2 ;;
+    --bin-b) bin_b=$2 ;;
+    --aa) aa=$2 ;;
     --store) store=$2 ;;
     --threshold) threshold=$2 ;;
     --np) np=$2 ;;
@@ -81,7 +126,7 @@ set_option() {  # set_option OPTION VALUE: an option that takes a value (parse_o
   esac
 }
 parse_options --suite --label --baseline --store --threshold --np --bin --report --launcher --mpirun-args \
-  --timeout -- "$@"
+  --timeout --launches --launch-noise --nccl-a --nccl-b --env-a --env-b --bin-a --bin-b --aa! -- "$@"
 
 label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
 [ -n "$suite" ] || die "--suite is required (suites: $(suite_names))"
@@ -89,8 +134,48 @@ label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
 label_ok "$label" || die "--label '$label': use letters, digits, '.', '_' and '-' (not first)"
 [ -z "$baseline" ] || label_ok "$baseline" || die "--baseline '$baseline': not a label (letters, digits, . _ -)"
 [ "$baseline" != "$label" ] || die "--baseline $baseline is the label of this run: give another label"
+if ! [[ $launches =~ ^[1-9][0-9]{0,2}$ ]] || [ "$launches" -gt 100 ]; then
+  die "--launches '$launches': expected a whole number of passes over the suite, 1 to 100"
+fi
+[ -z "$launch_noise" ] || [[ $launch_noise =~ ^[0-9]+(\.[0-9]+)?%?$ ]] ||
+  die "--launch-noise '$launch_noise': expected a percentage (the relative sd of a row's median between launches)"
 check_np "$np" 1
 set_launcher "$launcher" "$launcher_args"
+
+# Interleaved mode: two sides, a and b, stored as LABEL.a and LABEL.b and compared pair by pair.
+sides=(-)  # one side, stored as LABEL; interleaved: a b
+differ=()  # the options that make the sides differ
+[ -z "$nccl_a$nccl_b" ] || differ+=(--nccl-a/--nccl-b)
+[ -z "$env_a$env_b" ] || differ+=(--env-a/--env-b)
+[ -z "$bin_a$bin_b" ] || differ+=(--bin-a/--bin-b)
+if [ "$aa" = 1 ]; then
+  [ ${#differ[@]} = 0 ] ||
+    die "--aa runs the same software on both sides: it takes no $(join ", " "${differ[@]}") (drop --aa to compare two setups)"
+  [ -z "$baseline" ] || die "--aa compares two sides of one run: it takes no --baseline"
+fi
+if [ "$aa" = 1 ] || [ ${#differ[@]} -gt 0 ]; then
+  [ -z "$baseline" ] ||
+    die "--baseline $baseline: an interleaved run ($(join ", " "${differ[@]}")) compares its own two sides, LABEL.a and LABEL.b; drop --baseline"
+  sides=(a b)
+fi
+for s in a b; do
+  v=nccl_$s
+  [ -z "${!v}" ] || [ -f "${!v}" ] || die "--nccl-$s ${!v}: no such file (give the NCCL library, libnccl.so.2, of side $s)"
+done
+env_ok() {  # env_ok FLAG "K=V ...": dies unless every word is an assignment NAME=VALUE
+  local w words=()
+  read -r -a words <<<"$2"
+  for w in "${words[@]}"; do
+    [[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "$1 '$2': '$w' is not an assignment NAME=VALUE (separate them with spaces)"
+  done
+}
+env_ok --env-a "$env_a"
+env_ok --env-b "$env_b"
+for s in a b; do
+  v=bin_$s
+  [ -z "${!v}" ] || [ -d "${!v}" ] || die "--bin-$s ${!v}: no such directory"
+done
+[ -n "$bin_dir" ] || [ -z "$bin_b" ] || bin_dir=$bin_b  # the candidate's tree finds ccbench-report
 
 # --- the suite -----------------------------------------------------------------------------------
 if [[ $suite == */* || $suite == *.suite ]]; then
@@ -104,6 +189,14 @@ fi
 suite_name=$(basename "$suite_file" .suite)
 
 check_bin_dir
+bin_a=${bin_a:-$bin_dir} bin_b=${bin_b:-$bin_dir}
+side_bin() {  # side_bin SIDE: the bench binaries of side a, b, or - (one side: --bin)
+  case $1 in
+    a) echo "$bin_a" ;;
+    b) echo "$bin_b" ;;
+    *) echo "$bin_dir" ;;
+  esac
+}
 
 report=$(find_tool "$report" report/ccbench-report ccbench-report)
 have_report() { [ -n "$report" ] && [ -x "$report" ]; }
@@ -148,7 +241,10 @@ while IFS= read -r line || [ -n "$line" ]; do
   for bench in "${line_benches[@]}"; do
     [[ $bench =~ ^[A-Za-z0-9_]+_bench$ ]] ||
       die "$where: '$bench' is not a bench (expected NAME_bench ARGS... or @KIND ARGS...)"
-    [ -x "$bin_dir/$bench" ] || die "not built: $bench ($where; not in $bin_dir; build it, or give --bin DIR)"
+    for s in "${sides[@]}"; do
+      b=$(side_bin "$s")
+      [ -x "$b/$bench" ] || die "not built: $bench ($where; not in $b; build it, or give --bin DIR)"
+    done
     seen[$bench]=$((${seen[$bench]:-0} + 1))
     name=$bench
     [ "${seen[$bench]}" = 1 ] || name=$bench-${seen[$bench]}
@@ -157,7 +253,7 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$suite_file"
 [ ${#entries[@]} -gt 0 ] || die "$suite_file: no bench lines (one 'NAME_bench ARGS...' or '@KIND ARGS...' per line)"
 
-if [ -n "$baseline" ] && ! have_report; then
+if { [ -n "$baseline" ] || [ ${#sides[@]} = 2 ]; } && ! have_report; then
   die "not built: ccbench-report (give --report PATH)"
 fi
 # The rules are the binaries': compare's --threshold, and each bench's command line (the suite's flags and
@@ -167,16 +263,29 @@ if have_report; then
 fi
 for e in "${entries[@]}"; do
   read -r -a words <<<"${e#*|}"
-  msg=$("$bin_dir/${words[0]}" --check-args "${words[@]:1}" ${timeout:+--timeout "$timeout"} 2>&1) ||
-    die "suite $suite_file: ${words[*]}${timeout:+ --timeout $timeout}: ${msg#"${words[0]}: error: "}"
+  for s in "${sides[@]}"; do
+    b=$(side_bin "$s")
+    msg=$("$b/${words[0]}" --check-args "${words[@]:1}" ${timeout:+--timeout "$timeout"} 2>&1) ||
+      die "suite $suite_file: ${words[*]}${timeout:+ --timeout $timeout}: ${msg#"${words[0]}: error: "}"
+  done
 done
 
 # --- the store -----------------------------------------------------------------------------------
+# side_label SIDE: the label side a, b or - (one side) is stored as
+side_label() {
+  case $1 in
+    -) echo "$label" ;;
+    *) echo "$label.$1" ;;
+  esac
+}
 if [ -n "$baseline" ] && [ ! -d "$store/$baseline" ]; then
   die "--baseline $baseline: no such label in $store (labels: $(labels_in "$store"))"
 fi
-[ ! -e "$store/$label" ] ||
-  die "--label $label: already stored in $store/$label (labels: $(labels_in "$store")): give a new label, or remove it"
+for s in "${sides[@]}"; do
+  l=$(side_label "$s")
+  [ ! -e "$store/$l" ] ||
+    die "--label $label: already stored in $store/$l (labels: $(labels_in "$store")): give a new label, or remove it"
+done
 
 if [ -z "$np" ]; then
   gpus=0
@@ -188,13 +297,16 @@ fi
 
 make_out_dir --store "$store"
 store=$(cd "$store" && pwd)
-# The run is written into a hidden directory and renamed to STORE/LABEL once every bench has run, so
-# an interrupted or rejected run never leaves a label that looks complete.
-partial=$(mktemp -d "$store/.$label.partial.XXXXXX")
-mkdir "$partial/logs"
+# The run is written into hidden directories (one a side) and renamed to STORE/LABEL (LABEL.a, LABEL.b)
+# once every launch of every bench has run, so an interrupted or rejected run never leaves a label that
+# looks complete.
+declare -A partial=()
 cleanup() {
+  local s
   stop_child  # a bench still running (a signal arrived): end its whole process group
-  [ -z "$partial" ] || rm -rf -- "$partial"
+  for s in "${!partial[@]}"; do
+    [ -z "${partial[$s]}" ] || rm -rf -- "${partial[$s]}"
+  done
   [ -z "$signalled" ] || echo "$prog: stopped by SIG$signalled; nothing stored as $label" >&2
 }
 signalled=""
@@ -202,39 +314,90 @@ trap cleanup EXIT
 trap 'signalled=INT; exit 130' INT
 trap 'signalled=TERM; exit 143' TERM
 trap 'signalled=HUP; exit 129' HUP
+for s in "${sides[@]}"; do
+  partial[$s]=$(mktemp -d "$store/.$(side_label "$s").partial.XXXXXX")
+  mkdir "${partial[$s]}/logs"
+  cp -- "$suite_file" "${partial[$s]}/suite.txt"
+done
+
+# side_env SIDE: sets launch_env (workflow.sh) to the assignments of side a or b, none for - (one side)
+side_env() {
+  local words=() v
+  launch_env=()
+  case $1 in
+    a) read -r -a words <<<"$env_a"; v=$nccl_a ;;
+    b) read -r -a words <<<"$env_b"; v=$nccl_b ;;
+    *) return 0 ;;
+  esac
+  [ -z "$v" ] || launch_env+=("CCBENCH_NCCL_LIBRARY=$v")
+  launch_env+=("${words[@]}")
+}
 
 # --- run the suite -------------------------------------------------------------------------------
-echo "$prog: suite $suite_name ($suite_file, ${#entries[@]} benches), label $label, $np ranks, launcher $launcher"
-echo "$prog: results in $store/$label${baseline:+, compared with $store/$baseline}"
-cp -- "$suite_file" "$partial/suite.txt"
+stored_as=()
+for s in "${sides[@]}"; do stored_as+=("$store/$(side_label "$s")"); done
+echo "$prog: suite $suite_name ($suite_file, ${#entries[@]} benches), label $label, $np ranks, launcher $launcher, $launches launch(es)"
+if [ ${#sides[@]} = 2 ]; then
+  for s in a b; do
+    side_env "$s"
+    desc="bin $(side_bin "$s")${launch_env[*]:+, env ${launch_env[*]}}"
+    echo "$prog: side $s ($(side_label "$s")): $desc"
+    # What the side was, for whoever reads the store later (the results record their own environment).
+    printf 'side %s of an interleaved run%s\nbin %s\nenv %s\n' "$s" "$([ "$aa" = 1 ] && echo " (A/A)")" \
+      "$(side_bin "$s")" "${launch_env[*]}" >"${partial[$s]}/side.txt"
+  done
+  echo "$prog: interleaved: each bench for side a and side b in turn, a b on odd launches, b a on even ones"
+fi
+echo "$prog: results in $(join ", " "${stored_as[@]}")${baseline:+, compared with $store/$baseline}"
 timed_out=() failed=() cmd=()  # cmd: set by launch_cmd
-for e in "${entries[@]}"; do
-  name=${e%%|*}
-  read -r -a words <<<"${e#*|}"
-  launch_cmd "$np" "$bin_dir/${words[0]}" "${words[@]:1}" --label "$label" --out "$partial/$name.json" \
-    ${timeout:+--timeout "$timeout"}
+for ((k = 1; k <= launches; k++)); do
+  order=("${sides[@]}")
+  [ ${#sides[@]} = 1 ] || [ $((k % 2)) = 1 ] || order=(b a)
   echo
-  echo "== $name: ${words[*]}"
-  echo "\$ ${cmd[*]}"
-  rc=0
-  run_logged "$partial/logs/$name.log" "${cmd[@]}" || rc=$?
-  printf '%s\t%s\t%s\n' "$name" "$rc" "${words[*]}" >>"$partial/commands.tsv"
-  case $rc in
-    0) ;;
-    2) die "$name rejected its arguments (exit 2, its message is above; $suite_file): nothing stored" ;;
-    3) timed_out+=("$name") ;;
-    *) failed+=("$name (exit $rc)") ;;
-  esac
+  echo "== launch $k of $launches${order[1]:+ (order: ${order[*]})}"
+  for s in "${sides[@]}"; do
+    mkdir -p "${partial[$s]}/launch-$k/logs"
+  done
+  for e in "${entries[@]}"; do
+    name=${e%%|*}
+    read -r -a words <<<"${e#*|}"
+    for s in "${order[@]}"; do
+      dir=${partial[$s]}/launch-$k
+      side_env "$s"
+      launch_cmd "$np" "$(side_bin "$s")/${words[0]}" "${words[@]:1}" --label "$(side_label "$s")" \
+        --out "$dir/$name.json" ${timeout:+--timeout "$timeout"}
+      tag="$name, launch $k"
+      [ "$s" = - ] || tag+=", side $s"
+      echo
+      echo "== $tag: ${words[*]}"
+      echo "\$ ${cmd[*]}"
+      rc=0
+      run_logged "$dir/logs/$name.log" "${cmd[@]}" || rc=$?
+      printf '%s\t%s\t%s\n' "$name" "$rc" "${words[*]}" >>"$dir/commands.tsv"
+      case $rc in
+        0) ;;
+        2) die "$name rejected its arguments (exit 2 in launch $k, its message is above; $suite_file): nothing stored" ;;
+        3) timed_out+=("$tag") ;;
+        *) failed+=("$tag (exit $rc)") ;;
+      esac
+    done
+  done
 done
-mv -T -- "$partial" "$store/$label" || die "--label $label: $store/$label appeared while the suite ran; nothing stored"
-partial=""
+for s in "${sides[@]}"; do
+  l=$(side_label "$s")
+  if ! mv -T -- "${partial[$s]}" "$store/$l"; then
+    [ "$s" != b ] || rm -rf -- "${store:?}/$label.a"  # half an interleaved run is no run
+    die "--label $label: $store/$l appeared while the suite ran; nothing stored"
+  fi
+  partial[$s]=""
+done
 echo
-echo "stored: ${#entries[@]} results of suite $suite_name as label $label in $store/$label"
+echo "stored: $launches launch(es) of the ${#entries[@]} benches of suite $suite_name as label(s) $(join ", " "${stored_as[@]##*/}") in $store"
 
-# --- compare with the baseline -------------------------------------------------------------------
+# --- compare -------------------------------------------------------------------------------------
 status=0
 [ ${#failed[@]} = 0 ] || status=1
-if [ -z "$baseline" ]; then
+if [ -z "$baseline" ] && [ ${#sides[@]} = 1 ]; then
   [ ${#failed[@]} = 0 ] || echo "benches that failed: $(join ", " "${failed[@]}")"
   [ ${#timed_out[@]} = 0 ] || { echo "benches that timed out: $(join ", " "${timed_out[@]}")"; status=3; }
   echo "no --baseline: nothing compared (labels in $store: $(labels_in "$store")); exit $status"
@@ -242,11 +405,21 @@ if [ -z "$baseline" ]; then
 fi
 
 # The comparison and its verdict are ccbench-report's (regression: bench by bench from the two folders'
-# results and commands.tsv); its exit code is this script's.
+# launches, their results and commands.tsv); its exit code is this script's.
+if [ ${#sides[@]} = 2 ]; then
+  base=$label.a cand=$label.b
+  how=(--paired)
+  [ "$aa" = 0 ] || how+=(--aa)
+else
+  base=$baseline cand=$label
+  how=()
+fi
+how+=(--threshold "${threshold%\%}")
+[ -z "$launch_noise" ] || how+=(--launch-noise "${launch_noise%\%}")
 echo
 rc=0
-run_logged "$store/$label/logs/regression.txt" "$report" regression "$store/$baseline" "$store/$label" \
-  --label-a "$baseline" --label-b "$label" --threshold "${threshold%\%}" || rc=$?
-"$report" regression "$store/$baseline" "$store/$label" --label-a "$baseline" --label-b "$label" \
-  --threshold "${threshold%\%}" --format json >"$store/$label/logs/regression.json" 2>/dev/null || true
+run_logged "$store/$cand/logs/regression.txt" "$report" regression "$store/$base" "$store/$cand" \
+  --label-a "$base" --label-b "$cand" "${how[@]}" || rc=$?
+"$report" regression "$store/$base" "$store/$cand" --label-a "$base" --label-b "$cand" "${how[@]}" \
+  --format json >"$store/$cand/logs/regression.json" 2>/dev/null || true
 exit "$rc"

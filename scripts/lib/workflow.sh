@@ -36,12 +36,17 @@ join() {  # join SEPARATOR ITEM...: the items with SEPARATOR between them
 
 # parse_options OPTION... -- ARG...: reads the command line ARG... left to right. -h or --help
 # prints usage and exits 0; each OPTION (the options that take a value) comes as "OPTION VALUE" or
-# "OPTION=VALUE" and is handed to the script's set_option OPTION VALUE; anything else, or an
-# OPTION without its value, dies (exit 2).
+# "OPTION=VALUE" and is handed to the script's set_option OPTION VALUE; an OPTION written with a
+# trailing '!' (--aa!) is a switch that takes no value: given, it is handed as set_option OPTION 1.
+# Anything else, an OPTION without its value, or a switch with one, dies (exit 2).
 parse_options() {
-  local takes_value=() opt val has_val known o
+  local takes_value=() switches=() opt val has_val known o
   while [ "$1" != -- ]; do
-    takes_value+=("$1")
+    if [[ $1 == *! ]]; then
+      switches+=("${1%!}")
+    else
+      takes_value+=("$1")
+    fi
     shift
   done
   shift
@@ -54,6 +59,15 @@ parse_options() {
       -h | --help) usage; exit 0 ;;
     esac
     known=0
+    for o in "${switches[@]}"; do
+      [ "$o" != "$opt" ] || known=2
+    done
+    if [ "$known" = 2 ]; then
+      [ "$has_val" = 0 ] || die "$opt takes no value (see --help)"
+      shift
+      set_option "$opt" 1
+      continue
+    fi
     for o in "${takes_value[@]}"; do
       [ "$o" != "$opt" ] || known=1
     done
@@ -75,28 +89,43 @@ check_np() {
 }
 
 # set_launcher LAUNCHER ARGS: dies unless --launcher LAUNCHER is mpirun or srun and on PATH; keeps
-# it, and --mpirun-args ARGS split on spaces, for launch_cmd.
+# it, and --mpirun-args ARGS split on spaces, for launch_cmd. An mpirun that says it is Open MPI
+# (launcher_openmpi=1) is told which variables to pass to the ranks (-x NAME, launch_cmd); other
+# mpiruns (MPICH's and Intel's hydra) and srun pass the whole environment by default.
 set_launcher() {
   case $1 in
     mpirun | srun) command -v "$1" >/dev/null || die "--launcher $1: '$1' is not on PATH" ;;
     *) die "--launcher '$1': expected mpirun or srun" ;;
   esac
   launcher_name=$1
+  launcher_openmpi=0
+  if [ "$1" = mpirun ] && mpirun --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+    launcher_openmpi=1
+  fi
   read -r -a launcher_args_split <<<"$2"
 }
 
+launch_env=()  # NAME=VALUE assignments for the ranks of the next launch_cmd (empty: the environment as it is)
+
 # launch_cmd NP BENCH ARGS...: sets the array cmd to BENCH ARGS... started on NP ranks by the
 # launcher set_launcher kept: srun --mpi=pmix -n NP, or mpirun -np NP (with --oversubscribe when NP
-# is more than the cores here), the launcher's extra arguments before BENCH.
+# is more than the cores here), the launcher's extra arguments before BENCH. With assignments in
+# the array launch_env, the launcher runs under `env NAME=VALUE...` and Open MPI's mpirun is given
+# -x NAME for each, so that they reach ranks on other hosts too (srun exports the environment).
 # shellcheck disable=SC2034  # cmd is the caller's
 launch_cmd() {
-  local n=$1
+  local n=$1 a
   shift
+  cmd=()
+  [ ${#launch_env[@]} = 0 ] || cmd=(env "${launch_env[@]}")
   if [ "$launcher_name" = srun ]; then
-    cmd=(srun --mpi=pmix -n "$n" "${launcher_args_split[@]}" "$@")
+    cmd+=(srun --mpi=pmix -n "$n" "${launcher_args_split[@]}" "$@")
   else
-    cmd=(mpirun -np "$n")
+    cmd+=(mpirun -np "$n")
     [ "$n" -le "$(nproc)" ] || cmd+=(--oversubscribe)
+    if [ "${launcher_openmpi:-0}" = 1 ]; then
+      for a in "${launch_env[@]}"; do cmd+=(-x "${a%%=*}"); done
+    fi
     cmd+=("${launcher_args_split[@]}" "$@")
   fi
 }
