@@ -15,7 +15,7 @@ endif()
 # name -> seconds allowed. Measured on the 2-core VM: accept_* about 6 s each (9 s under load),
 # regression about 27 s (two runs of the smoke suite, one of them with both ranks on one core).
 foreach(_case accept_pass:180 accept_fail:180 accept_bad_input:60 regression:300 regression_incomplete:180 out_dirs:120
-              reworded:300)
+              reworded:300 regression_aa:600 regression_interleaved:900)
   string(REPLACE ":" ";" _case ${_case})
   list(GET _case 0 _name)
   list(GET _case 1 _timeout)

@@ -18,6 +18,9 @@
                                       link's known rate (--reference): FLEET LOW (tests/cluster/cluster_fleet.py)
   cluster_test.py ... fleet-timeout   accept-fleet.sh: --threshold 0 refused before any sweep; a sweep that
                                       times out in its last round: exit 3 after a verdict on the pairs measured
+  cluster_test.py ... regression      regression.sh --launches 3 over 2 hosts: A/A not REGRESSION; --repeat times
+                                      node1's link at 1/4 rate REGRESSION (large sizes SLOWER), restored not
+                                      (tests/cluster/cluster_regression.py)
 
 Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
 AssertionError (exit 1). Every test ends by checking that nothing of its cluster is left.
@@ -37,6 +40,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tools"))
 sys.path.insert(0, str(HERE))
 import cluster_fleet  # noqa: E402
+import cluster_regression  # noqa: E402
 import nscluster  # noqa: E402
 import validate_result  # noqa: E402
 
@@ -436,7 +440,7 @@ def sigstop_setup(env, _args):
 
 
 TESTS = {"rate": rate, "split": split, "fabric": fabric, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
-         "sigstop-setup": sigstop_setup, **cluster_fleet.TESTS}
+         "sigstop-setup": sigstop_setup, **cluster_fleet.TESTS, **cluster_regression.TESTS}
 
 
 def assert_clean(tags):
@@ -452,6 +456,7 @@ def main():
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("--report", help="ccbench-report (the fleet test)")
     parser.add_argument("--keep", help="copy the fleet test's result files here (fixtures)")
+    parser.add_argument("--repeat", type=int, default=3, help="regression: slow/restored rounds (default 3)")
     parser.add_argument("what", choices=sorted(TESTS))
     args = parser.parse_args()
     reason = nscluster.unavailable_reason()

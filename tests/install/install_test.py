@@ -40,9 +40,9 @@
       the operator's workflows as shipped, from a moved install and from the unpacked bundle, the source and
       build trees hidden: ccbench-accept-node --profile mpi-host-smoke PASS (exit 0), and FAIL (exit 1, the
       busbw check named) on a run made slow (rank 1 late by 50 ms to every sample: CCBENCH_DEBUG_LATE); a small
-      suite stored by ccbench-regression, a slowed candidate REGRESSION with SLOWER rows (exit 1), and NO
-      VERDICT (exit 2) where nothing can be compared: a baseline that holds none of the suite's benches, and
-      ccbench-report regression on an empty candidate folder.
+      suite stored by ccbench-regression (--launches 2: launch-1/ and launch-2/), a slowed candidate REGRESSION
+      with SLOWER rows (exit 1), and NO VERDICT (exit 2) where nothing can be compared: a baseline that holds
+      none of the suite's benches, and ccbench-report regression on an empty candidate folder.
 
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
 skipped, saying what is missing. Failures raise AssertionError (exit 1).
@@ -511,12 +511,13 @@ def run_workflows(where, bindir, work, hide, env):
          r"allreduce-busbw-512k +PASS"),
         ("accept-node, made slow", f"{late} '{bindir}/ccbench-accept-node' --profile mpi-host-smoke --out an-slow "
          f"{common}", 1, r"allreduce-busbw-512k +FAIL"),
-        ("regression, base", f"'{bindir}/ccbench-regression' --suite mini.suite --label base --store st {common}", 0,
-         r"stored: 2 results of suite mini as label base"),
+        ("regression, base", f"'{bindir}/ccbench-regression' --suite mini.suite --label base --store st {common} "
+         "--launches 2", 0, r"stored: 2 launch\(es\) of the 2 benches of suite mini as label\(s\) base"),
         ("regression, slowed candidate", f"{slow} '{bindir}/ccbench-regression' --suite mini.suite --label slow "
-         f"--baseline base --store st {common}", 1, r"verdict: REGRESSION \([1-9]\d* SLOWER"),
+         f"--baseline base --store st {common} --launches 2", 1, r"verdict: REGRESSION \([1-9]\d* SLOWER"),
         ("regression, nothing in common", f"'{bindir}/ccbench-regression' --suite other.suite --label other "
-         f"--baseline base --store st {common}", 2, r"verdict: NO VERDICT \(baseline base holds none of the benches"),
+         f"--baseline base --store st {common} --launches 2", 2,
+         r"verdict: NO VERDICT \(baseline base holds none of the benches"),
         ("regression of an empty candidate", f"'{bindir}/ccbench-report' regression st/base empty", 2,
          r"verdict: NO VERDICT \(empty holds no result"),
     ]
@@ -525,6 +526,10 @@ def run_workflows(where, bindir, work, hide, env):
         p = sh(hidden(f"cd '{work}' && {cmd}", hide), check=False, env=env, timeout=900)
         text = p.stdout + p.stderr
         assert p.returncode == want, f"{where}: {what}: exit {p.returncode}, expected {want}"
+        if what == "regression, base":  # the layout the reporter reads: one folder per launch
+            for k in (1, 2):
+                got = sorted(f.name for f in (work / "st" / "base" / f"launch-{k}").glob("*.json"))
+                assert got == ["allreduce_bench.json", "sendrecv_bench.json"], f"{where}: launch-{k}: {got}"
         found = re.search(pattern, text, re.M)
         assert found, f"{where}: {what}: no line matches {pattern!r}"
         line = text[text.rfind("\n", 0, found.start()) + 1:text.find("\n", found.end())].strip()
