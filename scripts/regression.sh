@@ -73,7 +73,8 @@ options:
   --timeout S           passed to every bench: seconds without progress before it gives up
   -h, --help            this text
 
-exit: 0 no regression, 1 SLOWER, FAILED or MISSING rows, 2 bad input or no verdict, 3 a bench timed out
+exit: 0 no regression, 1 SLOWER, FAILED or MISSING rows, 2 bad input or no verdict (no row in common, or
+every row UNSURE), 3 a bench timed out
 EOF
 }
 
@@ -349,6 +350,9 @@ if [ ${#sides[@]} = 2 ]; then
   echo "$prog: interleaved: each bench for side a and side b in turn, a b on odd launches, b a on even ones"
 fi
 echo "$prog: results in $(join ", " "${stored_as[@]}")${baseline:+, compared with $store/$baseline}"
+if [ "$launches" = 1 ] && [ -z "$launch_noise" ] && { [ -n "$baseline" ] || [ ${#sides[@]} = 2 ]; }; then
+  echo "$prog: note: one launch a side gives no between-launch spread: every row UNSURE (NO VERDICT) unless --launch-noise"
+fi
 timed_out=() failed=() cmd=()  # cmd: set by launch_cmd
 for ((k = 1; k <= launches; k++)); do
   order=("${sides[@]}")
