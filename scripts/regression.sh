@@ -138,8 +138,10 @@ label_ok "$label" || die "--label '$label': use letters, digits, '.', '_' and '-
 if ! [[ $launches =~ ^[1-9][0-9]{0,2}$ ]] || [ "$launches" -gt 100 ]; then
   die "--launches '$launches': expected a whole number of passes over the suite, 1 to 100"
 fi
-[ -z "$launch_noise" ] || [[ $launch_noise =~ ^[0-9]+(\.[0-9]+)?%?$ ]] ||
-  die "--launch-noise '$launch_noise': expected a percentage (the relative sd of a row's median between launches)"
+if [ -n "$launch_noise" ]; then  # the reporter's rule, checked before the first launch rather than after the last
+  [[ $launch_noise =~ ^[0-9]+(\.[0-9]+)?%?$ ]] && awk -v x="${launch_noise%\%}" 'BEGIN { exit !(x > 0 && x <= 100) }' ||
+    die "--launch-noise '$launch_noise': expected a percentage above 0 and at most 100 (the relative sd of a row's median between launches)"
+fi
 check_np "$np" 1
 set_launcher "$launcher" "$launcher_args"
 

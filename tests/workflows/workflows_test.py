@@ -342,7 +342,8 @@ def regression(env, args):
               f"{t_cand:.1f} s: {cand_verdict}; a bench missing from the baseline reported")
 
 
-AA_LINE = re.compile(r"^A/A: (\d+) false alarm\(s\) in (\d+) rows judged \(rate ([0-9.]+)%\)", re.M)
+# "A/A (the same software on both sides): K false alarm(s) (SLOWER or FASTER) in R rows compared: rate X%; ..."
+AA_LINE = re.compile(r"^A/A\b.*?(\d+) false alarm\(s\).*? in (\d+) rows.*$", re.M)
 
 
 def side_order(stdout, launch):
@@ -362,7 +363,7 @@ def regression_aa(env, args):
         verdict = verdict_line(done.stdout)
         assert done.returncode in (0, 2), f"A/A: exit {done.returncode} ({verdict}): a false REGRESSION"
         aa = AA_LINE.search(done.stdout)
-        assert aa, "no 'A/A: K false alarm(s) in R rows judged' line"
+        assert aa, "no 'A/A ... K false alarm(s) ... in R rows' line"
         want = sorted(f"{b}_bench.json" for b in BENCHES)
         for side in ("a", "b"):
             assert launch_files(store, f"same.{side}") == {f"launch-{k}": want for k in (1, 2, 3)}
