@@ -51,14 +51,14 @@ def run_regression(env, cluster, store, suite, label, *extra, timeout=240):
     return p, (verdicts[-1] if verdicts else "(no verdict line)"), seconds
 
 
-def slower_sizes(stdout):
-    """The sizes of the rows the verdict tables call SLOWER (the first column that reads as a size)."""
+def slower_rows(stdout):
+    """The rows the verdict tables call SLOWER, as (size, "SIZE PLACEMENT CHANGE"): size as "256K", from table
+    lines like "256 KiB  out-of-place  0.02  0.01  -71.1%  -72.6%..-69.5%  SLOWER ..."."""
     found = []
     for line in stdout.split("== regression:")[0].splitlines():
-        if re.search(r"\bSLOWER\b", line) and not line.startswith(("verdict", "summary")):
-            m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?\s?[KMG])(?:i?B)?\b", line)
-            if m:
-                found.append(m.group(1).replace(" ", ""))
+        m = re.match(r"^\s*(\d+) ([KMG]?)i?B\s+(\S+)\s.*?\s([-+]?\d+(?:\.\d+)?%)\s+\S+\s+SLOWER\b", line)
+        if m:
+            found.append((m.group(1) + m.group(2), f"{m.group(1)}{m.group(2)} {m.group(3)} {m.group(4)}"))
     return found
 
 
@@ -89,12 +89,12 @@ def regression(env, args):
                     p, verdict, seconds = run_regression(env, c, store, suite, f"slow{k}", "--baseline", "base")
                 finally:
                     c.shape(1, REG_MBIT)
-                sizes = slower_sizes(p.stdout)
+                rows = slower_rows(p.stdout)
                 assert p.returncode == 1, f"slow{k} (node1 at {REG_SLOW_MBIT} Mbit/s): exit {p.returncode}: {verdict}"
-                missing = [s for s in REG_MUST_BE_SLOWER if s not in sizes]
-                assert not missing, f"slow{k}: {missing} not SLOWER (SLOWER rows: {sizes})"
+                missing = [s for s in REG_MUST_BE_SLOWER if s not in {size for size, _ in rows}]
+                assert not missing, f"slow{k}: {missing} not SLOWER (SLOWER rows: {[row for _, row in rows]})"
                 said.append(f"slow{k} (node1 at {REG_SLOW_MBIT} Mbit/s): exit 1 in {seconds:.0f} s: {verdict}; "
-                            f"SLOWER rows at {', '.join(sizes)}")
+                            f"SLOWER: {', '.join(row for _, row in rows)}")
                 # (iii) the rate restored
                 p, verdict, seconds = run_regression(env, c, store, suite, f"same{k}", "--baseline", "base")
                 assert p.returncode in (0, 2), f"same{k} (rate restored): exit {p.returncode}: {verdict}"
