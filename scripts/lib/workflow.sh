@@ -99,8 +99,10 @@ set_launcher() {
   esac
   launcher_name=$1
   launcher_openmpi=0
-  if [ "$1" = mpirun ] && mpirun --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
-    launcher_openmpi=1
+  if [ "$1" = mpirun ]; then
+    local says
+    says=$(mpirun --version 2>&1 </dev/null || true)  # not piped into grep -q: under pipefail its early exit fails the pipe
+    [[ $says != *"Open MPI"* && $says != *OpenRTE* ]] || launcher_openmpi=1
   fi
   read -r -a launcher_args_split <<<"$2"
 }

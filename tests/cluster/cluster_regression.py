@@ -75,6 +75,7 @@ def regression(env, args):
             # (i) A/A: the same software both sides, interleaved
             p, verdict, seconds = run_regression(env, c, store, suite, "aa", "--aa")
             aa = re.search(r"^A/A\b.*\d+ false alarm\(s\).*$", p.stdout, re.M)
+            assert verdict.startswith("verdict:"), f"A/A: exit {p.returncode} without a verdict: {p.stderr.strip()}"
             assert p.returncode in (0, 2), f"A/A: exit {p.returncode}: {verdict} (a false alarm)"
             assert aa, "A/A: no 'A/A ... false alarm(s)' line"
             said.append(f"A/A at {REG_MBIT} Mbit/s: exit {p.returncode} in {seconds:.0f} s: {verdict}; {aa.group(0)}")
@@ -97,6 +98,7 @@ def regression(env, args):
                             f"SLOWER: {', '.join(row for _, row in rows)}")
                 # (iii) the rate restored
                 p, verdict, seconds = run_regression(env, c, store, suite, f"same{k}", "--baseline", "base")
+                assert verdict.startswith("verdict:"), f"same{k}: exit {p.returncode} without a verdict: {p.stderr}"
                 assert p.returncode in (0, 2), f"same{k} (rate restored): exit {p.returncode}: {verdict}"
                 said.append(f"same{k} (back at {REG_MBIT} Mbit/s): exit {p.returncode} in {seconds:.0f} s: {verdict}")
             doc = json.loads((store / f"slow{repeat}" / "logs" / "regression.json").read_text())

@@ -411,6 +411,7 @@ def regression_interleaved(env, args):
         done, seconds = env.run([REGRESSION, "--suite", suite, "--label", "x", "--env-a", "X=1", "--env-b", "X=2",
                                  *common], tmp, timeout=600)
         verdict = verdict_line(done.stdout)
+        assert verdict, f"X=1 vs X=2: exit {done.returncode} without a verdict"
         assert done.returncode in (0, 2), f"X=1 vs X=2: exit {done.returncode} ({verdict}): a false REGRESSION"
         assert re.search(r"^\$ env X=2 mpirun .*-x X ", done.stdout, re.M), "side b's X was not passed"
         said.append(f"X=1 vs X=2: exit {done.returncode} in {seconds:.0f} s: {verdict}")
