@@ -20,5 +20,6 @@ set_tests_properties(cluster.fleet cluster.fleet_lanes cluster.fleet_majority cl
                      cluster.fleet_installed cluster.fleet_timeout
                      PROPERTIES TIMEOUT 300)  # 4 sweeps over 4 hosts at 50 Mbit/s: ~90 s here
 # regression.sh --launches 3 over 2 hosts: an A/A pair, a base, then 3 rounds of a link at 1/4 rate and restored
-# (measured here: 70 s; A/A 9 s, base 4 s, each slowed run 14-15 s, each restored one 4-5 s)
+# and an interleaved run with side b's rank 1 late (measured here: 86 s, a build running beside it; A/A 9-10 s, base
+# 4-5 s, each slowed run 14-15 s, each restored one 4-5 s, the late interleaved one 12 s)
 set_tests_properties(cluster.regression PROPERTIES TIMEOUT 300)

@@ -3,7 +3,9 @@ over 2 namespace hosts (1 rank each) joined by a tc-shaped link, judged by `ccbe
 
   regression  an A/A pair (--aa --launches 3) is never REGRESSION; then, --repeat times (default 3): node1's link
               slowed to a quarter of its rate, `slow --baseline base` is REGRESSION (exit 1) with the large sizes
-              SLOWER; the rate restored, `same --baseline base` is not REGRESSION. Each verdict line is printed.
+              SLOWER; the rate restored, `same --baseline base` is not REGRESSION. Then interleaved, side b's rank 1
+              (node1) late by 20 ms to every sample (--env-b CCBENCH_DEBUG_LATE=1:20000): REGRESSION. Each verdict
+              line is printed.
 """
 import json
 import os
@@ -103,6 +105,13 @@ def regression(env, args):
                 said.append(f"same{k} (back at {REG_MBIT} Mbit/s): exit {p.returncode} in {seconds:.0f} s: {verdict}")
             doc = json.loads((store / f"slow{repeat}" / "logs" / "regression.json").read_text())
             assert doc["exit"] == 1, doc
+            # (iv) interleaved, side b's rank 1 (on node1) late by 20 ms to every sample: --env-b reaches a rank on
+            # the other host (mpirun -x; here the launch agent would pass mpirun's environment on anyway)
+            p, verdict, seconds = run_regression(env, c, store, suite, "late", "--env-b", "CCBENCH_DEBUG_LATE=1:20000")
+            assert p.returncode == 1, f"late (interleaved, side b's rank 1 late): exit {p.returncode}: {verdict}"
+            assert slower_rows(p.stdout), "late: no SLOWER row"
+            said.append(f"late (interleaved, --env-b CCBENCH_DEBUG_LATE=1:20000, rank 1 on node1): exit 1 in "
+                        f"{seconds:.0f} s: {verdict}")
     for line in said:
         print(line)
     print(f"PASS: regression.sh over 2 hosts, {REG_LAUNCHES} launches a side: A/A not REGRESSION; {repeat} times "
