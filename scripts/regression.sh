@@ -347,7 +347,7 @@ if [ ${#sides[@]} = 2 ]; then
     echo "$prog: side $s ($(side_label "$s")): $desc"
     # What the side was, for whoever reads the store later (the results record their own environment).
     printf 'side %s of an interleaved run%s\nbin %s\nenv %s\n' "$s" "$([ "$aa" = 1 ] && echo " (A/A)")" \
-      "$(side_bin "$s")" "${launch_env[*]}" >"${partial[$s]}/side.txt"
+      "$(side_bin "$s")" "${launch_env[*]:-(none: the environment as it was)}" >"${partial[$s]}/side.txt"
   done
   echo "$prog: interleaved: each bench for side a and side b in turn, a b on odd launches, b a on even ones"
 fi
