@@ -352,7 +352,15 @@ if [ ${#sides[@]} = 2 ]; then
   echo "$prog: interleaved: each bench for side a and side b in turn, a b on odd launches, b a on even ones"
 fi
 echo "$prog: results in $(join ", " "${stored_as[@]}")${baseline:+, compared with $store/$baseline}"
-if [ "$launches" = 1 ] && [ -z "$launch_noise" ] && { [ -n "$baseline" ] || [ ${#sides[@]} = 2 ]; }; then
+# One launch here and one in the baseline (a label stored before launches is one): no spread between launches to
+# draw an interval from. A baseline of several launches gives one (pooled), so it is not said then.
+base_launches=1
+if [ -n "$baseline" ]; then
+  base_launches=$(find "$store/$baseline" -mindepth 1 -maxdepth 1 -type d -name 'launch-*' | grep -c . || true)
+  [ "$base_launches" -gt 0 ] || base_launches=1
+fi
+if [ "$launches" = 1 ] && [ "$base_launches" = 1 ] && [ -z "$launch_noise" ] &&
+  { [ -n "$baseline" ] || [ ${#sides[@]} = 2 ]; }; then
   echo "$prog: note: one launch a side gives no between-launch spread: every row UNSURE (NO VERDICT) unless --launch-noise"
 fi
 timed_out=() failed=() cmd=()  # cmd: set by launch_cmd
