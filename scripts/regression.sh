@@ -178,7 +178,8 @@ for s in a b; do
   v=bin_$s
   [ -z "${!v}" ] || [ -d "${!v}" ] || die "--bin-$s ${!v}: no such directory"
 done
-[ -n "$bin_dir" ] || [ -z "$bin_b" ] || bin_dir=$bin_b  # the candidate's tree finds ccbench-report
+# Both sides given and no --bin: the candidate's tree finds ccbench-report (one side given: the other is --bin's default)
+[ -n "$bin_dir" ] || [ -z "$bin_a" ] || [ -z "$bin_b" ] || bin_dir=$bin_b
 
 # --- the suite -----------------------------------------------------------------------------------
 if [[ $suite == */* || $suite == *.suite ]]; then
