@@ -57,6 +57,7 @@ options:
   --threshold PCT       a change smaller than this is SAME (default 5, ccbench-report's default)
   --launch-noise PCT    the between-launch variation of a row's median (relative sd, percent), if known:
                         passed to the reporter; lets a verdict be drawn from one launch a side
+  --alarm-rate PCT      the false-alarm rate allowed over all the suite's rows together (default 5)
   --nccl-a PATH, --nccl-b PATH
                         interleaved: the NCCL library of side a / b (CCBENCH_NCCL_LIBRARY=PATH for its benches)
   --env-a "K=V ...", --env-b "K=V ..."
@@ -100,7 +101,7 @@ labels_in() {  # labels_in STORE: "a, b" or "none"
 
 # --- options -------------------------------------------------------------------------------------
 suite="" label="" baseline="" store=results/regression threshold=5 np="" bin_dir=${CCBENCH_BIN:-} report=""
-launcher=mpirun launcher_args="" timeout="" launches=5 launch_noise="" aa=0
+launcher=mpirun launcher_args="" timeout="" launches=5 launch_noise="" alarm_rate=5 aa=0
 nccl_a="" nccl_b="" env_a="" env_b="" bin_a="" bin_b=""
 set_option() {  # set_option OPTION VALUE: an option that takes a value, or a switch and 1 (parse_options)
   case $1 in
@@ -109,6 +110,7 @@ set_option() {  # set_option OPTION VALUE: an option that takes a value, or a sw
     --baseline) baseline=$2 ;;
     --launches) launches=$2 ;;
     --launch-noise) launch_noise=$2 ;;
+    --alarm-rate) alarm_rate=$2 ;;
     --nccl-a) nccl_a=$2 ;;
     --nccl-b) nccl_b=$2 ;;
     --env-a) env_a=$2 ;;
@@ -127,7 +129,7 @@ set_option() {  # set_option OPTION VALUE: an option that takes a value, or a sw
   esac
 }
 parse_options --suite --label --baseline --store --threshold --np --bin --report --launcher --mpirun-args \
-  --timeout --launches --launch-noise --nccl-a --nccl-b --env-a --env-b --bin-a --bin-b --aa! -- "$@"
+  --timeout --launches --launch-noise --alarm-rate --nccl-a --nccl-b --env-a --env-b --bin-a --bin-b --aa! -- "$@"
 
 label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
 [ -n "$suite" ] || die "--suite is required (suites: $(suite_names))"
@@ -137,10 +139,6 @@ label_ok "$label" || die "--label '$label': use letters, digits, '.', '_' and '-
 [ "$baseline" != "$label" ] || die "--baseline $baseline is the label of this run: give another label"
 if ! [[ $launches =~ ^[1-9][0-9]{0,2}$ ]] || [ "$launches" -gt 100 ]; then
   die "--launches '$launches': expected a whole number of passes over the suite, 1 to 100"
-fi
-if [ -n "$launch_noise" ]; then  # the reporter's rule, checked before the first launch rather than after the last
-  [[ $launch_noise =~ ^[0-9]+(\.[0-9]+)?%?$ ]] && awk -v x="${launch_noise%\%}" 'BEGIN { exit !(x > 0 && x <= 100) }' ||
-    die "--launch-noise '$launch_noise': expected a percentage above 0 and at most 100 (the relative sd of a row's median between launches)"
 fi
 check_np "$np" 1
 set_launcher "$launcher" "$launcher_args"
@@ -263,7 +261,8 @@ fi
 # The rules are the binaries': compare's --threshold, and each bench's command line (the suite's flags and
 # --timeout) as its run will check it, before the first bench runs rather than in the middle of the suite.
 if have_report; then
-  "$report" compare --check --threshold "$threshold" || exit 2
+  "$report" regression --check --threshold "$threshold" ${launch_noise:+--launch-noise "$launch_noise"} \
+    --alarm-rate "$alarm_rate" || exit 2
 fi
 for e in "${entries[@]}"; do
   read -r -a words <<<"${e#*|}"
@@ -431,6 +430,7 @@ else
 fi
 how+=(--threshold "${threshold%\%}")
 [ -z "$launch_noise" ] || how+=(--launch-noise "${launch_noise%\%}")
+how+=(--alarm-rate "${alarm_rate%\%}")
 echo
 rc=0
 run_logged "$store/$cand/logs/regression.txt" "$report" regression "$store/$base" "$store/$cand" \

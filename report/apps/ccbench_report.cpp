@@ -76,9 +76,11 @@ int run_cli(int argc, char** argv) {
       "regression",
       "two stored runs of a suite (regression.sh's BASE and CAND label folders) compared bench by bench, one "
       "verdict: exit 0 none, 1 SLOWER/FAILED/MISSING rows or a failed bench, 2 no verdict, 3 a bench timed out");
-  regression->add_option("folders", o.files, "BASE CAND (folders of NAME.json results and commands.tsv)")
-      ->expected(2)
-      ->required();
+  auto* regression_folders =
+      regression->add_option("folders", o.files, "BASE CAND (stored runs: launch-K/ folders of NAME.json results)")
+          ->expected(2);
+  regression->add_flag("--check", o.check_only,
+                       "check the options only (no folders): what a script asks before it runs the suite");
   add_verdict_options(regression, o, "its folder's name", "its folder's name");
   regression->add_flag(
       "--paired", o.paired,
@@ -214,6 +216,11 @@ int run_cli(int argc, char** argv) {
       return run_compare(o);
     }
     if (regression->parsed()) {
+      if ((regression_folders->count() == 0) != o.check_only) {
+        throw UsageError(o.check_only
+                             ? "regression: --check takes no folders"
+                             : "regression: give BASE_DIR and CAND_DIR (or --check to check the options only)");
+      }
       return run_regression(o);
     }
     if (accept->parsed()) {

@@ -24,6 +24,7 @@ struct Options {
   std::string launch_noise;      // PCT, "" for none
   std::string alarm_rate = "5";  // PCT
   bool aa = false;
+  bool check_only = false;  // regression --check: the options only
   // accept
   std::string profile;
   std::string junit;

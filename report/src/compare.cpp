@@ -81,7 +81,10 @@ std::optional<detail::Shift> log_time_shift(const CaseResult& base, const CaseRe
 
 namespace detail {
 
-std::string pct(double change) { return fmt::format("{:+.1f}%", change * 100.0); }
+std::string pct(double change) {
+  // An interval from few launches can reach e^40: past +9999% a figure says nothing more than that it is huge.
+  return change > 99.99 ? std::string{">+9999%"} : fmt::format("{:+.1f}%", change * 100.0);
+}
 
 /// SAME / FASTER / SLOWER / UNSURE from the change of busbw and its CI (see README "compare").
 void decide(RowComparison& row, double threshold) {

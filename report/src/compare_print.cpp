@@ -7,6 +7,7 @@
 
 #include "ccbench/report/compare.hpp"
 #include "ccbench/report/text.hpp"
+#include "compare_internal.hpp"
 #include "records.hpp"
 #include "renderers.hpp"
 #include "text_table.hpp"
@@ -34,7 +35,7 @@ const char* verdict_colour(Verdict v) {
   return nullptr;
 }
 
-std::string pct_text(std::optional<double> v) { return v ? fmt::format("{:+.1f}%", *v * 100.0) : "-"; }
+std::string pct_text(std::optional<double> v) { return v ? detail::pct(*v) : "-"; }
 
 RowKey section_key(RowKey key) {
   key.size_bytes = 0;
