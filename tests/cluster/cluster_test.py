@@ -16,6 +16,9 @@
   cluster_test.py ... fleet-lanes     the same over 4 hosts x 2 ranks: pairs by local rank, node2 named on both
   cluster_test.py ... fleet-majority  2 of 4 hosts at half rate: both named; all 4 at half rate against the
                                       link's known rate (--reference): FLEET LOW (tests/cluster/cluster_fleet.py)
+  cluster_test.py ... fleet-installed the installed ccbench-accept-fleet (cmake --install): node2 the one BAD HOST
+  cluster_test.py ... fleet-bundle    the bundle's ccbench-accept-fleet (scripts/make-bundle.sh, its Open MPI 5),
+                                      the source and build trees hidden: node2 the one BAD HOST
   cluster_test.py ... fleet-timeout   accept-fleet.sh: --threshold 0 refused before any sweep; a sweep that
                                       times out in its last round: exit 3 after a verdict on the pairs measured
   cluster_test.py ... regression      regression.sh --launches 3 over 2 hosts: A/A not REGRESSION; --repeat times
@@ -101,9 +104,10 @@ class Env:
         self.tags = []
 
     @contextlib.contextmanager
-    def cluster(self, hosts, slots, rate_mbit, aliases=None):
-        """A cluster that is up inside the `with` block and torn down after it, however it is left."""
-        c = nscluster.Cluster(hosts, slots, rate_mbit, mpirun=self.mpirun, aliases=aliases)
+    def cluster(self, hosts, slots, rate_mbit, aliases=None, mpirun=None, flavour="ompi4"):
+        """A cluster that is up inside the `with` block and torn down after it, however it is left. `mpirun` (default
+        --mpirun) and `flavour` (nscluster.MPIRUN_FLAVOURS: whose launch options) name another mpirun."""
+        c = nscluster.Cluster(hosts, slots, rate_mbit, mpirun=mpirun or self.mpirun, aliases=aliases, flavour=flavour)
         self.tags.append(c.tag)
         with c:
             print(c.describe(), flush=True)

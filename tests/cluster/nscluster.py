@@ -13,7 +13,8 @@ hosts. Every name carries the cluster's tag (PREFIX + random hex) and every proc
 it the environment variable CCBENCH_CLUSTER=TAG, so a cluster never touches what it did not
 create and check-clean can prove nothing of it is left.
 
-  nscluster.py up --hosts 2 --rate 500 [--slots 2] [--delay-ms D]  bring one up, print its mpirun prefix
+  nscluster.py up --hosts 2 --rate 500 [--slots 2] [--delay-ms D] [--flavour ompi5]  bring one up, print its
+                                         mpirun prefix (for Open MPI 4.1's mpirun, or 5's: the bundle's)
   nscluster.py down [--tag TAG]          tear one down (default: every cluster of ours)
   nscluster.py check-clean [--tag TAG]   exit 1, listing them, when anything of ours is left
 """
@@ -54,6 +55,16 @@ exec ip netns exec "{tag}-$ns" unshare --uts sh -c 'hostname "$1" && exec sh -c 
 # own bulk data, so the two directions of an exchange often run one after the other: half the link's
 # rate. Sending up to 32 MiB eagerly (no reply needed) keeps both directions busy, as on a real link.
 FULL_DUPLEX_MCA = {"btl_tcp_eager_limit": 32 << 20, "btl_tcp_max_send_size": 32 << 20}
+
+# What each mpirun calls the launch options of mpirun_prefix: (the option that sets them, their names, the
+# shared-memory BTL). Open MPI 4.1's ORTE reads them as MCA parameters; Open MPI 5's PRRTE as its own (--prtemca),
+# its ssh launcher's agent parameter is plm_ssh_agent, and the shared-memory BTL vader is called sm.
+MPIRUN_FLAVOURS = {
+    "ompi4": ("--mca", {"agent": "plm_rsh_agent", "no_tree_spawn": "plm_rsh_no_tree_spawn",
+                        "tmpdir": "orte_tmpdir_base", "oob_if": "oob_tcp_if_include"}, "vader"),
+    "ompi5": ("--prtemca", {"agent": "plm_ssh_agent", "no_tree_spawn": "plm_ssh_no_tree_spawn",
+                            "tmpdir": "prte_tmpdir_base", "oob_if": "oob_tcp_if_include"}, "sm"),
+}
 
 
 class Proc(NamedTuple):
@@ -215,7 +226,7 @@ class Cluster:
 
     _live = {}  # tag -> Cluster entered with `with`, torn down at exit or on a signal
 
-    def __init__(self, hosts, slots, rate_mbit, delay_ms=0, mpirun="mpirun", aliases=None):
+    def __init__(self, hosts, slots, rate_mbit, delay_ms=0, mpirun="mpirun", aliases=None, flavour="ompi4"):
         assert 2 <= hosts <= 6, f"{hosts} hosts: a cluster has 2 to 6 (2 cores: more crowd them)"
         self.hosts = [f"node{k}" for k in range(hosts)]
         # a name the hostfile lists beside its host's own: the same network namespace under another hostname, as
@@ -225,6 +236,8 @@ class Cluster:
         self.rates_mbit = list(rate_mbit) if isinstance(rate_mbit, (list, tuple)) else [rate_mbit] * hosts
         self.delay_ms = delay_ms
         self.mpirun_path = mpirun
+        assert flavour in MPIRUN_FLAVOURS, f"flavour {flavour!r}: expected one of {sorted(MPIRUN_FLAVOURS)}"
+        self.flavour = flavour  # which mpirun's options mpirun_prefix gives (MPIRUN_FLAVOURS)
         self.tag = PREFIX + secrets.token_hex(3)
         self.bridge = self.tag + "br"
         self.subnet = None
@@ -329,20 +342,28 @@ class Cluster:
         (self.tmpdir / "hostfile").write_text("".join(f"{h} slots={self.slots}\n" for h in [*self.hosts, *self.aliases]))
         (self.tmpdir / "orte").mkdir()
 
-    def mpirun_prefix(self):
-        """mpirun and the options that launch across this cluster; append -np, -x, the program."""
-        mca = {
-            "plm_rsh_agent": self.tmpdir / "launch-agent",
-            "plm_rsh_no_tree_spawn": 1,  # mpirun launches every daemon from the root namespace
-            "orte_tmpdir_base": self.tmpdir / "orte",
-            "oob_tcp_if_include": self.subnet,
+    def mpirun_prefix(self, flavour=None):
+        """mpirun and the options that launch across this cluster; append -np, -x, the program. `flavour` (default:
+        the cluster's): "ompi4", Open MPI 4.1's mpirun (ORTE, as Debian ships it); "ompi5", Open MPI 5's (PRRTE:
+        the launch options are PRRTE's, given with --prtemca; the bundle's, scripts/make-bundle.sh)."""
+        flavour = flavour or self.flavour
+        launch = {  # the daemons: started through the agent, all from the root namespace, talking on the cluster
+            "agent": self.tmpdir / "launch-agent",
+            "no_tree_spawn": 1,  # mpirun launches every daemon from the root namespace
+            "tmpdir": self.tmpdir / "orte",
+            "oob_if": self.subnet,
+        }
+        option, names, shm = MPIRUN_FLAVOURS[flavour]
+        mpi = {  # the ranks
             "btl_tcp_if_include": self.subnet,
-            "btl": "tcp,vader,self",
+            "btl": f"tcp,{shm},self",
             "pml": "ob1",
             "mpi_yield_when_idle": 1,
         }
         cmd = [self.mpirun_path, "--hostfile", str(self.tmpdir / "hostfile"), "--bind-to", "none"]
-        for key, value in mca.items():
+        for key, value in launch.items():
+            cmd += [option, names[key], str(value)]
+        for key, value in mpi.items():
             cmd += ["--mca", key, str(value)]
         return cmd
 
@@ -403,7 +424,8 @@ def install_guards():
 
 def cli_up(args):
     rates = [int(r) for r in args.rate.split(",")]
-    cluster = Cluster(args.hosts, args.slots, rates if len(rates) > 1 else rates[0], args.delay_ms, args.mpirun)
+    cluster = Cluster(args.hosts, args.slots, rates if len(rates) > 1 else rates[0], args.delay_ms, args.mpirun,
+                      flavour=args.flavour)
     try:
         cluster.up()
     except BaseException:
@@ -442,6 +464,8 @@ def main():
     up.add_argument("--rate", default="500", help="Mbit/s, one for every host or a comma-separated list")
     up.add_argument("--delay-ms", type=float, default=0)
     up.add_argument("--mpirun", default="mpirun")
+    up.add_argument("--flavour", choices=sorted(MPIRUN_FLAVOURS), default="ompi4",
+                    help="whose options the printed prefix has: Open MPI 4.1's (ompi4, default) or 5's (ompi5, PRRTE)")
     for name in ("down", "check-clean"):
         sub.add_parser(name).add_argument("--tag", default=PREFIX, help=f"a cluster's tag (default: all, {PREFIX}*)")
     args = parser.parse_args()
