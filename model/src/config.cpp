@@ -202,6 +202,13 @@ void validate_rdma(const RunConfig& c, std::vector<std::string>& errors) {
 
 }  // namespace
 
+std::optional<std::string> timeout_error(double seconds) {
+  if (seconds > 0.0 && seconds <= FlagLimits::kMaxTimeoutS) {
+    return std::nullopt;
+  }
+  return fmt::format("--timeout must be positive seconds, at most {:g} (a day)", FlagLimits::kMaxTimeoutS);
+}
+
 std::vector<std::string> validate(const RunConfig& c) {
   std::vector<std::string> errors;
   if (c.min_bytes == 0) {
@@ -264,8 +271,8 @@ std::vector<std::string> validate(const RunConfig& c) {
   if (c.time_budget_s && !(*c.time_budget_s > 0.0 && *c.time_budget_s <= FlagLimits::kMaxTimeBudgetS)) {
     errors.push_back(fmt::format("--time-budget must be positive seconds, at most {:g}", FlagLimits::kMaxTimeBudgetS));
   }
-  if (!(c.timeout_s > 0.0 && c.timeout_s <= FlagLimits::kMaxTimeoutS)) {
-    errors.push_back(fmt::format("--timeout must be positive seconds, at most {:g} (a day)", FlagLimits::kMaxTimeoutS));
+  if (auto error = timeout_error(c.timeout_s)) {
+    errors.push_back(std::move(*error));
   }
   if (c.min_samples == 0 || c.min_samples > c.max_samples) {
     errors.emplace_back("--min-samples must be at least 1 and at most --max-samples");

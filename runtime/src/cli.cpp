@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "ccbench/binding.hpp"
 #include "ccbench/cli.hpp"
+#include "ccbench/common_flags.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/traffic.hpp"
@@ -34,7 +34,6 @@ struct RawOptions {
   std::string timing = "batch";
   std::string placement = "both";
   std::string split = "world";
-  std::string bind = "none";
   std::optional<std::int64_t> iters;
   std::int64_t warmup = 5;
   std::optional<std::int64_t> batch;
@@ -52,6 +51,7 @@ struct RawOptions {
   int inline_size = -1;
   bool all_sizes = false;
   bool pairs = false;
+  CommonFlags common;  // --check-args, --bind, --timeout: as every bench takes them
 };
 
 // ib_write_bw / ib_write_lat: perftest's flags where they do not clash with the suite's (-b, -e, -n and
@@ -136,15 +136,16 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
   app.add_flag("--all-pairs", c.all_pairs,
                "fleet: every pair of hosts (local rank l with local rank l; every pair of ranks on one host) in "
                "rounds of disjoint pairs side by side (a pingmesh)");
-  app.add_option("--bind", raw.bind,
-                 "none (keep the launcher's CPU binding) | auto (each rank on its GPU's NUMA node, or host memory's "
-                 "ranks spread over the nodes; NCCL uses the nearest NIC); recorded per rank either way");
+  raw.common.add_bind(
+      app,
+      "none (keep the launcher's CPU binding) | auto (each rank on its GPU's NUMA node, or host memory's "
+      "ranks spread over the nodes; NCCL uses the nearest NIC); recorded per rank either way");
   app.add_option("--target-ci", c.target_ci, "stop when the median's 95% CI is within this fraction (0.01)");
   app.add_option("--time-budget", raw.time_budget,
                  "seconds of sampling per size at most, or auto: 50 samples' time, at most 1 s (default auto)");
   app.add_option("--min-samples", raw.min_samples, "samples per size at least (default 10)");
   app.add_option("--max-samples", raw.max_samples, "samples per size at most (default 100000)");
-  app.add_option("--timeout", c.timeout_s, "seconds any op (and set-up) may take before the run aborts (300)");
+  raw.common.add_timeout(app, "seconds any op (and set-up) may take before the run aborts (300)");
   app.add_option("--out", c.out_path, "result JSON path; - for stdout (default results/<bench>-<host>-<UTC>.json)");
   app.add_option("--label", c.label, "a label stored in the result (e.g. before-upgrade)");
   app.add_flag("--samples", c.keep_samples, "keep every sample in the JSON");
@@ -152,9 +153,9 @@ void add_options(CLI::App& app, RawOptions& raw, RunConfig& c) {
                "keep each rank's own time of every sample (not only the slowest rank's) and name a rank the others "
                "wait for (nccl-tests' -I 1 and its --straggler analysis)");
   app.add_option("--peak-GBps", raw.peak, "peak bus bandwidth to set results against");
-  app.add_flag("--check-args", c.check_args_only,
-               "check the options and exit: 0, or 2 with the one line a run would print (no MPI, no GPU; what "
-               "scripts ask before a job)");
+  raw.common.add_check_args(app,
+                            "check the options and exit: 0, or 2 with the one line a run would print (no MPI, no "
+                            "GPU; what scripts ask before a job)");
   app.set_version_flag("--version", std::string{version_string()});
 }
 
@@ -245,7 +246,9 @@ void apply(const RawOptions& raw, RunConfig& c) {
     }
     c.timing = TimingMode::Graph;
   }
-  c.bind = parse_or_throw(parse_bind_policy(raw.bind), "--bind", raw.bind, "none or auto");
+  c.bind = raw.common.bind();
+  c.timeout_s = raw.common.timeout_s();  // validate() holds it to timeout_error(), after the flags read here
+  c.check_args_only = raw.common.check_args();
   if (raw.backend == "auto" || raw.backend == "mpi" || raw.backend == "nccl") {
     c.backend = raw.backend == "auto"  ? BackendChoice::Auto
                 : raw.backend == "mpi" ? BackendChoice::Mpi

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "ccbench/cli.hpp"
+#include "ccbench/common_flags.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/text.hpp"
@@ -121,6 +123,51 @@ TEST(Cli, ErrorsAreOneLineAndSayWhatIsWrong) {
     EXPECT_NE(message.find(expected), std::string::npos) << "got: " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
   }
+}
+
+// The flags every bench takes (copy_bench too): parsed and checked by CommonFlags, one line naming the flag.
+CommonFlags common_flags(std::vector<const char*> args) {
+  args.insert(args.begin(), "copy_bench");
+  CommonFlags flags;
+  CLI::App app{"common flags"};
+  flags.add_check_args(app, "");
+  flags.add_bind(app, "");
+  flags.add_timeout(app, "");
+  app.parse(static_cast<int>(args.size()), args.data());
+  return flags;
+}
+
+std::string common_error_of(std::vector<const char*> args) {
+  try {
+    (void)common_flags(std::move(args)).checked();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CommonFlags, DefaultsAndValues) {
+  const CommonOptions defaults = common_flags({}).checked();
+  EXPECT_FALSE(defaults.check_args);
+  EXPECT_EQ(defaults.bind, BindPolicy::None);
+  EXPECT_DOUBLE_EQ(defaults.timeout_s, RunConfig{}.timeout_s);
+  const CommonOptions given = common_flags({"--check-args", "--bind", "auto", "--timeout", "60"}).checked();
+  EXPECT_TRUE(given.check_args);
+  EXPECT_EQ(given.bind, BindPolicy::Auto);
+  EXPECT_DOUBLE_EQ(given.timeout_s, 60.0);
+}
+
+TEST(CommonFlags, BadValuesAreOneLineNamingTheFlagAsTheCollectiveBenchesSayIt) {
+  const std::vector<std::vector<const char*>> cases = {
+      {"--bind", "bogus"}, {"--timeout", "-1"}, {"--timeout", "0"}, {"--timeout", "9.3e9"}};
+  for (const auto& args : cases) {
+    const std::string message = common_error_of(args);
+    EXPECT_EQ(message.rfind(args[0], 0), 0U) << "got: " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+    EXPECT_EQ(message, error_of(args));  // word for word what allreduce_bench says
+  }
+  EXPECT_EQ(common_error_of({"--bind", "bogus"}), "--bind 'bogus' is not none or auto");
+  EXPECT_EQ(common_error_of({"--timeout", "-1"}), "--timeout must be positive seconds, at most 86400 (a day)");
 }
 
 std::variant<RunConfig, EarlyExit> parse_rdma(Collective bench, std::vector<const char*> args) {

@@ -23,6 +23,8 @@ enum class TimingMode { Batch, PerOp, Graph };
 enum class Placement { OutOfPlace, InPlace, Both };
 /// --bind: none leaves the launcher's binding alone; auto binds each rank near its memory (binding.hpp).
 enum class BindPolicy { None, Auto };
+/// --timeout when not given: seconds any op (and set-up) may take.
+inline constexpr double kDefaultTimeoutS = 300.0;
 
 std::string_view name(BackendChoice choice);
 std::string_view name(TimingMode mode);
@@ -69,7 +71,7 @@ struct RunConfig {
   std::optional<double> time_budget_s;  // per size and placement, after warm-up; unset: auto (see SamplingPolicy)
   std::uint64_t min_samples = 10;
   std::uint64_t max_samples = 100000;
-  double timeout_s = 300.0;
+  double timeout_s = kDefaultTimeoutS;
   std::string out_path;  // empty: results/<bench>-<host>-<UTC>.json; "-": stdout
   std::string label;
   bool keep_samples = false;
@@ -86,6 +88,10 @@ struct RunConfig {
 
 /// Every problem with a config, each one line that says how to fix it. Empty when valid.
 std::vector<std::string> validate(const RunConfig& config);
+
+/// --timeout's rule, the same in every bench: positive seconds, at most FlagLimits::kMaxTimeoutS. The line that
+/// refuses `seconds`, or nothing.
+std::optional<std::string> timeout_error(double seconds);
 
 /// "8", "4K", "1M", "2G" (binary: 1K = 1024). Nullopt on anything else.
 std::optional<std::uint64_t> parse_bytes(std::string_view text);
