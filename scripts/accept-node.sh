@@ -178,9 +178,7 @@ size_of() {  # size_of BENCH
 check_bench() {  # check_bench BENCH ARGS...: the size as size_of says it (its notes come with the run)
   local msg s
   s=$(size_of "$1" 2>/dev/null)
-  local job_flags=(--bind "$bind" ${timeout:+--timeout "$timeout"})
-  [ "$1" != copy_bench ] || job_flags=()  # one process over the node's GPUs: no MPI job to bind or watch
-  msg=$("$bin_dir/$1" --check-args -b "$s" -e "$s" -c 1 "${@:2}" "${job_flags[@]}" 2>&1) ||
+  msg=$("$bin_dir/$1" --check-args -b "$s" -e "$s" -c 1 "${@:2}" --bind "$bind" ${timeout:+--timeout "$timeout"} 2>&1) ||
     die "${size:+--size '$size': }$1 at $s: ${msg#"$1: error: "}"
 }
 for b in "${group_benches[@]}"; do

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/common_flags.hpp"
 #include "ccbench/config.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
@@ -66,7 +67,7 @@ struct Options {
   int check = 1;
   std::string out_path;
   std::string label;
-  bool check_args = false;
+  CommonFlags common;  // --check-args, --bind, --timeout: as every bench takes them
 };
 
 struct Plan {
@@ -92,9 +93,15 @@ Options parse_options(int argc, const char* const* argv, bool& exit_early) {
   app.add_option("-c,--check", o.check, "1: verify each size's copy on the device (default 1)");
   app.add_option("--out", o.out_path, "result JSON path (default results/copy_bench-<host>-<UTC>.json)");
   app.add_option("--label", o.label, "a label for the run (baselines, comparisons)");
-  app.add_flag("--check-args", o.check_args,
-               "check the options and exit: 0, or 2 with the one line a run would print (no GPU; what scripts ask "
-               "before a run). copy_bench is one process over every local GPU: it takes no --bind or --timeout");
+  o.common.add_bind(app,
+                    "none | auto: checked as every bench checks it, so that a workflow gives every bench the same "
+                    "flags; copy_bench is one process over every local GPU and binds nothing either way");
+  o.common.add_timeout(app,
+                       "seconds (default 300), checked as every bench checks it; copy_bench does not watch its "
+                       "copies: bound the whole run from outside (as accept-node does)");
+  o.common.add_check_args(app,
+                          "check the options and exit: 0, or 2 with the one line a run would print (no GPU; what "
+                          "scripts ask before a run)");
   app.set_version_flag("--version", std::string(version_string()));
   try {
     app.parse(argc, argv);
@@ -117,6 +124,7 @@ Options parse_options(int argc, const char* const* argv, bool& exit_early) {
 
 /// The sizes of the sweep; every option that needs no GPU is checked here (before looking for one).
 std::vector<std::uint64_t> checked_sizes(const Options& o) {
+  (void)o.common.checked();  // copy_bench takes them to answer as every bench does, and uses none but --check-args
   const auto lo = parse_bytes(o.min_bytes);
   const auto hi = parse_bytes(o.max_bytes);
   if (!lo || !hi || *lo == 0) {
@@ -283,7 +291,7 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   std::vector<std::uint64_t> sizes = checked_sizes(o);
-  if (o.check_args) {
+  if (o.common.check_args()) {
     if (!o.out_path.empty()) {
       check_output_path(o.out_path, "--out");
     }

@@ -2,7 +2,8 @@
 """copy_bench tests.
 
   copy_bench_test.py --bin B --schema S bad-input   anywhere: bad options exit 2 with one line, before any GPU
-                                                    is looked for; no GPU: exit 2, "no CUDA device here"
+                                                    is looked for; --check-args (with --bind, --timeout) exit 0
+                                                    and print nothing; no GPU: exit 2, "no CUDA device here"
   copy_bench_test.py --bin B --schema S gpu         a GPU: every path of every local GPU at 3 sizes, verified
                                                     (0 wrong bytes), JSON valid, %peak printed; exit 77
                                                     (skipped) where nvidia-smi lists no GPU
@@ -29,6 +30,16 @@ BAD = [
     (["-c", "2"], "--check 2 must be 0 or 1"),
     (["--min-time", "0"], "--min-time 0 must be from 0 to 60 seconds"),
     (["--no-such-flag"], "--no-such-flag"),
+    (["--bind", "bogus"], "--bind 'bogus' is not none or auto"),
+    (["--timeout", "-1"], "--timeout must be positive seconds"),
+    (["--check-args", "--bind", "bogus"], "--bind 'bogus' is not none or auto"),
+    (["--check-args", "--timeout", "-1"], "--timeout must be positive seconds"),
+]
+# What a workflow asks every bench before a run (accept-node, regression): answered with exit 0 and no output.
+GOOD_CHECKS = [
+    ["--check-args"],
+    ["--check-args", "--bind", "auto"],
+    ["--check-args", "--bind", "none", "--timeout", "60", "-b", "4M", "-e", "4M", "-c", "1"],
 ]
 
 
@@ -55,12 +66,17 @@ def bad_input(args):
             assert rc == 2 and len(lines) == 1 and says in lines[0], f"{flags}: exit {rc}, stderr {err!r}"
             assert not list(pathlib.Path(tmp).rglob("*.json")), f"{flags}: a result file was written"
             print(f"{' '.join(flags)}: exit 2, {lines[0]}")
+        for flags in GOOD_CHECKS:
+            rc, out, err = run(args.bin, flags, tmp)
+            assert rc == 0 and not out and not err, f"{flags}: exit {rc}, stdout {out!r}, stderr {err!r}"
+            assert not list(pathlib.Path(tmp).rglob("*")), f"{flags}: wrote {list(pathlib.Path(tmp).rglob('*'))}"
+            print(f"{' '.join(flags)}: exit 0, nothing printed")
         if not gpus_listed():
             rc, out, err = run(args.bin, ["-b", "1M", "-e", "1M"], tmp)
             lines = [ln for ln in err.splitlines() if ln.strip()]
             assert rc == 2 and len(lines) == 1 and "no CUDA device here" in lines[0], f"no GPU: exit {rc}, {err!r}"
             print(f"no GPU: exit 2, {lines[0]}")
-    print(f"PASS: {len(BAD)} bad inputs exit 2 with one line and no file")
+    print(f"PASS: {len(BAD)} bad inputs exit 2 with one line and no file; {len(GOOD_CHECKS)} checks answer 0")
 
 
 def gpu(args):
