@@ -16,7 +16,6 @@
 
 #include "backend_registry.hpp"
 #include "binding.hpp"
-#include "ccbench/cli.hpp"
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/groups.hpp"
@@ -24,6 +23,7 @@
 #include "ccbench/run_plan.hpp"
 #include "ccbench/tcp_pair.hpp"
 #include "ccbench/version.hpp"
+#include "command_line.hpp"
 #include "debug_hooks.hpp"
 #include "session.hpp"
 #include "topology_gather.hpp"
@@ -281,9 +281,11 @@ void print_early_exit(const CollectiveInfo& coll, const EarlyExit& early) {
   fmt::print("{}", early.version ? version_text(coll.bench, library_lines()) : early.text);
 }
 
-int run_program(Collective collective, Group& world, const Launch& launch, std::span<const char* const> args) {
+int run_program(Collective collective, Group& world, const Launch& launch, const CommandLine& line) {
   const auto& coll = info(collective);
-  auto parsed = agreed(world, coll.bench, [&] { return parse_command_line(collective, args); });
+  // Each process parsed the same argv; agreeing keeps one voice (and one exit code) where a rank's parse differs
+  // (its environment: alltoallv's NCCL_TESTS_* variables and matrix file).
+  auto parsed = agreed(world, coll.bench, [&]() -> Parsed { return line.parsed(); });
   if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
     if (world.rank() == 0) {
       print_early_exit(coll, *early);
@@ -377,22 +379,16 @@ int run_program(Collective collective, Group& world, const Launch& launch, std::
   }
 }
 
-bool standalone_requested(std::span<const char* const> args) {
-  return std::any_of(args.begin(), args.end(), [](std::string_view a) {
-    return a == "--server" || a == "--connect" || a.starts_with("--connect=");
-  });
-}
-
 /// ib_write_*_bench --server / --connect HOST: two processes meet over TCP, without MPI (as perftest).
-int standalone_main(Collective collective, std::span<const char* const> args) {
+int standalone_main(Collective collective, const CommandLine& line) {
   const auto& coll = info(collective);
   try {
-    auto parsed = parse_command_line(collective, args);
+    const Parsed& parsed = line.parsed();
     if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
       print_early_exit(coll, *early);
       return kExitOk;
     }
-    const RunConfig& config = std::get<RunConfig>(parsed);
+    const auto& config = std::get<RunConfig>(parsed);
     const std::string id = fmt::format("{} {}", coll.bench, version_string());
     const auto port = static_cast<std::uint16_t>(config.rdma.tcp_port);
     std::unique_ptr<TcpPair> pair;
@@ -408,7 +404,7 @@ int standalone_main(Collective collective, std::span<const char* const> args) {
                           std::_Exit(code);
                         }};
     try {
-      return run_program(collective, *pair, launch, args);
+      return run_program(collective, *pair, launch, line);
     } catch (const Reported& r) {
       return r.exit_code;
     }
@@ -418,17 +414,13 @@ int standalone_main(Collective collective, std::span<const char* const> args) {
   }
 }
 
-bool check_args_requested(std::span<const char* const> args) {
-  return std::any_of(args.begin(), args.end(), [](std::string_view a) { return a == "--check-args"; });
-}
-
 /// --check-args: the command line as any run checks it (the same parse and validation, the same one line and
 /// exit 2), without MPI or a GPU, so that a workflow script refuses a bad size or split before its first job
 /// instead of keeping rules of its own. What needs the job (the ranks, the hosts) is checked by the run.
-int check_args_main(Collective collective, std::span<const char* const> args) {
+int check_args_main(Collective collective, const CommandLine& line) {
   const auto& coll = info(collective);
   try {
-    const auto parsed = parse_command_line(collective, args);
+    const Parsed& parsed = line.parsed();
     if (const auto* early = std::get_if<EarlyExit>(&parsed)) {
       print_early_exit(coll, *early);
     }
@@ -439,16 +431,7 @@ int check_args_main(Collective collective, std::span<const char* const> args) {
   }
 }
 
-}  // namespace
-
-int bench_main(Collective collective, int argc, char** argv) {
-  const std::span<const char* const> args(argv, static_cast<std::size_t>(argc));
-  if (check_args_requested(args)) {
-    return check_args_main(collective, args);
-  }
-  if (is_rdma(collective) && standalone_requested(args)) {
-    return standalone_main(collective, args);
-  }
+int mpi_main(Collective collective, int argc, char** argv, const CommandLine& line) {
   try {
     MpiContext mpi(argc, argv);
     int code = kExitOk;
@@ -456,7 +439,7 @@ int bench_main(Collective collective, int argc, char** argv) {
       MpiGroup world(MPI_COMM_WORLD);
       const Launch launch{&world, [](int exit_code) { MpiContext::abort(exit_code); }};
       try {
-        code = run_program(collective, world, launch, args);
+        code = run_program(collective, world, launch, line);
       } catch (const Reported& r) {
         code = r.exit_code;
       }
@@ -467,6 +450,22 @@ int bench_main(Collective collective, int argc, char** argv) {
     fmt::print(stderr, "{}: error: {}\n", info(collective).bench, e.what());
     return kExitFailure;
   }
+}
+
+}  // namespace
+
+int bench_main(Collective collective, int argc, char** argv) {
+  const std::span<const char* const> args(argv, static_cast<std::size_t>(argc));
+  const CommandLine line(collective, args);
+  switch (mode_of(collective, args)) {
+    case Mode::CheckArgs:
+      return check_args_main(collective, line);
+    case Mode::StandalonePair:
+      return standalone_main(collective, line);
+    case Mode::MpiJob:
+      break;
+  }
+  return mpi_main(collective, argc, argv, line);
 }
 
 }  // namespace ccbench
