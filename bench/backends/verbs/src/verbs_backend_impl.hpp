@@ -1,6 +1,7 @@
 #pragma once
-// The verbs backend's class (verbs_backend.cpp: the ctor and the data path, timed writes and round trips;
-// verbs_setup.cpp: the device, queue pairs, buffer and connection). Private to the verbs backend.
+// The verbs backend's class (verbs_backend.cpp: the ctor and each case's buffer, pattern and check;
+// verbs_setup.cpp: the device, queue pairs, buffer and connection; verbs_writes.cpp: writes posted and their
+// completions reaped; verbs_sampling.cpp: timed writes and round trips). Private to the verbs backend.
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
