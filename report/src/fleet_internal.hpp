@@ -1,5 +1,7 @@
 #pragma once
-// What fleet.cpp, fleet_groups.cpp and fleet_level.cpp share.
+// What fleet.cpp, fleet_lane.cpp, fleet_groups.cpp and fleet_level.cpp share.
+#include <cstddef>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -40,5 +42,23 @@ std::optional<double> anchor_of(FleetVerdict& v, const FleetOptions& options, co
 /// of kind hosts at v.size_bytes. Throws UsageError (a group twice, a host in no group).
 void judge_groups(const FleetSweep& sweep, const FleetOptions& options, const std::set<std::string>& hosts,
                   FleetVerdict& v);
+
+/// The hosts of an --all-pairs sweep, each with its index.
+struct Judged {
+  std::vector<std::string> names;  // every host, in name order
+  std::map<std::string, std::size_t> index;
+};
+
+/// One lane: its pairs (indices into v.pairs) and, per host, the pairs it is in.
+struct Lane {
+  int lane = 0;
+  std::vector<std::size_t> pairs;
+  std::vector<std::vector<std::size_t>> of_host;
+  std::vector<std::size_t> a, b;  // per pair of the lane: its hosts' indices
+};
+
+/// Judges one lane (fleet_lane.cpp): its level and reference, its pairs' scores and LOW marks, its SPLIT, BAD HOSTs
+/// and the pairs that cannot tell; appends its hosts to v.hosts.
+void judge_lane(Lane& lane, const Judged& hosts, const FleetSweep& sweep, const FleetOptions& options, FleetVerdict& v);
 
 }  // namespace ccbench::report::detail
