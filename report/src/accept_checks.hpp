@@ -1,5 +1,6 @@
 #pragma once
-// Internal to the accept command: what accept.cpp's row checks and accept_fabric.cpp's fabric checks share.
+// Internal to the accept command: what accept.cpp's row checks, accept_naming.cpp's naming and accept_fabric.cpp's
+// fabric checks share.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,18 @@ inline constexpr std::size_t kMaxCulprits = 4;
 std::string input_summary(const std::vector<LoadedRun>& runs);
 /// Up to kMaxCulprits items, then "and N more".
 std::string capped(const std::vector<std::string>& items, std::string_view sep);
+
+/// One result row and the run it came from.
+struct Row {
+  const LoadedRun* run = nullptr;
+  const CaseResult* r = nullptr;
+  bool show_run = false;  // several runs: name the run in labels
+};
+
+/// "group pair:2-3 (ranks 2,3 on node7: GPU2 0000:1b:00.0, GPU3 0000:29:00.0)", as tables name groups.
+std::string describe_group(const Row& row);
+/// "all_reduce float32 256 MiB out-of-place" (with the run's name when several runs are read).
+std::string case_label(const Row& row);
 
 /// kind counters and kind links: the fabric evidence of every host of every run (result schema 1.8.0).
 void evaluate_counters(const AcceptCheck& check, const std::vector<LoadedRun>& runs, CheckOutcome& out);
