@@ -2,6 +2,8 @@
 # files under tests/data/report/runs. Included from tests/CMakeLists.txt (GTest, Python3 provided).
 add_executable(ccbench_report_tests
   unit/report/accept_naming_test.cpp
+  unit/report/accept_fabric_test.cpp
+  unit/report/accept_profile_test.cpp
   unit/report/accept_test.cpp
   unit/report/compare_test.cpp
   unit/report/html_test.cpp
