@@ -310,5 +310,61 @@ TEST(Pattern, NcclAvgIsExactOnlyForPowerOfTwoRankCounts) {
   EXPECT_FALSE(nccl_avg_unverifiable({Collective::AllGather, DType::Float32, ReduceOp::Avg, 0, false, 64}, 7));
 }
 
+// Issue 38 §6: a non-reducing collective's blocks (and a broadcast that never arrived) must tell every pair of ranks
+// apart at any rank count: FP8's 17 values and the others' 97 repeated with the rank before.
+TEST(Pattern, NonReducingBlocksTellEveryPairOfRanksApart) {
+  for (const bool narrow : {true, false}) {
+    for (const int n : {32, 128, 4096}) {
+      pattern_math::Params p;
+      p.collective = Collective::AllGather;
+      p.narrow = narrow;
+      p.nranks = n;
+      const std::uint64_t window = n <= 17 || (!narrow && n <= 97) ? 1 : n <= 289 || !narrow ? 2 : 3;
+      const auto differ = [&](int q, int other) {
+        for (std::uint64_t i = 0; i < window; ++i) {
+          if (pattern_math::input(p, q, i) != pattern_math::input(p, other, i)) {
+            return true;
+          }
+        }
+        return false;
+      };
+      int pairs = 0;
+      for (int q = 0; q < n; ++q) {
+        const int step = n <= 128 ? 1 : 0;  // 4096: the old periods and their powers, from every rank
+        for (const int other : step == 1 ? std::vector<int>{} : std::vector<int>{q + 17, q + 289, q + 97, q + 1}) {
+          if (other < n) {
+            ASSERT_TRUE(differ(q, other)) << "ranks " << q << " and " << other << " of " << n << " narrow " << narrow;
+            ++pairs;
+          }
+        }
+        for (int other = q + 1; step == 1 && other < n; ++other) {
+          ASSERT_TRUE(differ(q, other)) << "ranks " << q << " and " << other << " of " << n << " narrow " << narrow;
+          ++pairs;
+        }
+      }
+      EXPECT_GT(pairs, 0);
+    }
+  }
+}
+
+// The same through the host's check: an all-gather whose blocks of ranks 1 and 18 (and 1 and 98) were swapped has
+// wrong elements, at 32, 128 and 4,096 ranks.
+TEST(Pattern, SwappedAllGatherBlocksAreWrongElements) {
+  for (const int n : {32, 128, 4096}) {
+    const CaseSpec spec{Collective::AllGather, DType::Float32, ReduceOp::Sum, 0, false, 4};
+    for (const int other : {18, 98}) {
+      if (other >= n) {
+        continue;
+      }
+      auto out = reference_output(spec, n, 0);
+      ASSERT_EQ(count_wrong(spec, n, 0, out.data()), 0U);
+      for (std::size_t k = 0; k < spec.count; ++k) {
+        std::swap(out[1 * spec.count + k], out[static_cast<std::size_t>(other) * spec.count + k]);
+      }
+      EXPECT_GT(count_wrong(spec, n, 0, out.data()), 0U) << "ranks 1 and " << other << " of " << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ccbench

@@ -36,14 +36,30 @@ struct Params {
   bool int_signed = false;
 };
 
+/// The digit of `rank` in base `base` that element `index` carries, for non-reducing collectives: a rank's number
+/// spread over positions, digit (index mod D) where D digits hold every rank of the job. Any two ranks differ in a
+/// digit, so they differ in some element of every D consecutive ones, at any rank count (an element alone holds
+/// too few values: 17 in FP8's pattern). Up to `base` ranks, D = 1 and the digit is the rank.
+CCBENCH_HD inline std::uint64_t rank_digit(std::uint64_t rank, int nranks, std::uint64_t base, std::uint64_t index) {
+  std::uint64_t digits = 1;
+  for (std::uint64_t span = base; span < static_cast<std::uint64_t>(nranks); span *= base) {
+    ++digits;
+  }
+  std::uint64_t r = rank;
+  for (std::uint64_t k = index % digits; k > 0; --k) {
+    r /= base;
+  }
+  return r % base;
+}
+
 /// Input element `index` of `rank`.
 CCBENCH_HD inline std::int64_t input(const Params& p, int rank, std::uint64_t index) {
   const auto r = static_cast<std::uint64_t>(rank);
-  if (!p.reduces) {
+  if (!p.reduces) {  // tells ranks and positions apart: 5 and 17 are invertible mod 17 and 97
     if (p.narrow) {
-      return static_cast<std::int64_t>((r * 5 + index) % 17) - 8;
+      return static_cast<std::int64_t>((rank_digit(r, p.nranks, 17, index) * 5 + index) % 17) - 8;
     }
-    return static_cast<std::int64_t>((r * 17 + index) % 97);  // tells ranks and positions apart
+    return static_cast<std::int64_t>((rank_digit(r, p.nranks, 97, index) * 17 + index) % 97);
   }
   switch (p.op) {
     case ReduceOp::Prod:  // one rank contributes 2, the others 1: the product is 2 for any n
