@@ -95,8 +95,10 @@ command -v timeout >/dev/null || die "timeout (coreutils) is not installed"
 # NCCL: the benches look in the system's folders, CUDA's and pip wheels under $VIRTUAL_ENV, $CONDA_PREFIX,
 # /usr/local, /usr and ~/.local; where they find none, the python3 on PATH may know its wheel (a venv not
 # activated, a conda elsewhere): CCBENCH_NCCL_LIBRARY then names it.
+# A bench's --version line for a loaded NCCL ("  nccl 2.28.3 loaded from ..."), not "nccl none loaded: ...".
+readonly nccl_loaded_re='^ +nccl +[0-9.]+ loaded'
 if [ -z "${CCBENCH_NCCL_LIBRARY:-}" ] &&
-  ! timeout -k 5 30 "$apps/allreduce_bench" --version 2>/dev/null | grep -qE '^ +nccl +[0-9.]+ loaded' &&
+  ! timeout -k 5 30 "$apps/allreduce_bench" --version 2>/dev/null | grep -qE "$nccl_loaded_re" &&
   command -v python3 >/dev/null; then
   wheel_nccl=$(timeout -k 5 30 python3 -c \
     'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)
@@ -154,7 +156,7 @@ step_env() {
   run mpirun -np 1 "$apps/allreduce_bench" --backend mpi -b 8 -e 1K -f 32 -n 3 -c 1 --out "$out/env-mpi.json" || rc=1
   local nccl
   nccl=$(timeout -k 5 30 "$apps/allreduce_bench" --version 2>&1 | grep -iE '^ *nccl' || true)
-  if [ -z "$gpu_reason" ] && ! grep -qi "loaded" <<<"$nccl"; then
+  if [ -z "$gpu_reason" ] && ! grep -qE "$nccl_loaded_re" <<<"$nccl"; then
     echo "gpu-smoke: a GPU is here but no NCCL library was loaded ($nccl): install NCCL (libnccl2, or pip install nvidia-nccl-cu13) or set CCBENCH_NCCL_LIBRARY"
     rc=1
   fi
