@@ -1,20 +1,20 @@
 # report/ tests (unit tier): the reader, the printers, compare, accept and html, on the real result
 # files under tests/data/report/runs. Included from tests/CMakeLists.txt (GTest, Python3 provided).
-add_executable(ccbench_report_tests
-  unit/report/accept_naming_test.cpp
-  unit/report/accept_fabric_test.cpp
-  unit/report/accept_profile_test.cpp
-  unit/report/accept_test.cpp
-  unit/report/compare_test.cpp
-  unit/report/html_test.cpp
-  unit/report/input_test.cpp
-  unit/report/json_get_test.cpp
-  unit/report/regression_test.cpp
-  unit/report/schemas_test.cpp
-  unit/report/table_test.cpp
-  unit/report/text_test.cpp)
+add_executable(ccbench_report_tests  # in the folders of report/ they test
+  unit/report/reading/input_test.cpp
+  unit/report/reading/json_get_test.cpp
+  unit/report/reading/schemas_test.cpp
+  unit/report/judging/accept_fabric_test.cpp
+  unit/report/judging/accept_naming_test.cpp
+  unit/report/judging/accept_profile_test.cpp
+  unit/report/judging/accept_test.cpp
+  unit/report/judging/compare_test.cpp
+  unit/report/judging/regression_test.cpp
+  unit/report/rendering/html_test.cpp
+  unit/report/rendering/table_test.cpp
+  unit/report/rendering/text_test.cpp)
 target_link_libraries(ccbench_report_tests PRIVATE ccbench::report GTest::gtest_main fmt::fmt ccbench::warnings)
-target_include_directories(ccbench_report_tests PRIVATE ${PROJECT_SOURCE_DIR}/report/src)
+target_include_directories(ccbench_report_tests PRIVATE ${PROJECT_SOURCE_DIR}/report/judging/src)
 target_compile_definitions(ccbench_report_tests PRIVATE
   CCBENCH_REPORT_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data/report"
   CCBENCH_TOPO_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data/topo"

@@ -321,6 +321,7 @@ int run_html(const Options& o) {
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
   report::HtmlOptions options;
   options.title = o.title;
+  options.fleet = report::page_fleet_verdict(runs);
   emit(report::render_html(runs, options), o.out);
   if (o.out != "-") {
     std::fprintf(stderr, "ccbench-report: wrote %s\n", o.out.c_str());

@@ -33,6 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto format : {report::Format::Terminal, report::Format::Json}) {
     (void)report::make_renderer(format, false)->render(tables);
   }
-  (void)report::render_html(runs, report::HtmlOptions{});
+  report::HtmlOptions page;
+  page.fleet = report::page_fleet_verdict(runs);  // as `html` does: a sweep's page has a fleet section
+  (void)report::render_html(runs, page);
   return 0;
 }

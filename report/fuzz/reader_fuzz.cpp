@@ -29,6 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)renderer->render(tables);
     (void)renderer->render(comparison);
   }
-  (void)report::render_html(runs, report::HtmlOptions{});
+  report::HtmlOptions page;
+  page.fleet = report::page_fleet_verdict(runs);  // as `html` does: a sweep's page has a fleet section
+  (void)report::render_html(runs, page);
   return 0;
 }
