@@ -243,9 +243,8 @@ int run_compare(const Options& o) {
   const auto base = report::read_result_files({o.files.at(0)}, max_bytes);
   const auto cand = report::read_result_files({o.files.at(1)}, max_bytes);
   const auto comparison = report::compare_runs(base, cand, options);
-  if (auto why = report::why_nothing_compared(comparison, o.files.at(0), o.files.at(1))) {
-    throw UsageError(*why);  // said before anything is printed: exit 2 leaves stdout empty
-  }
+  // NO VERDICT before anything is printed: exit 2 leaves stdout empty
+  report::stop_at_no_verdict(report::comparison_evidence(comparison, o.files.at(0), o.files.at(1)));
   emit(report::make_renderer(format, use_colour(o, format))->render(comparison), "");
   if (!o.compare_html.empty()) {
     emit(report::render_compare_html(comparison, fmt::format("{} against {}", comparison.label_b, comparison.label_a)),

@@ -18,6 +18,7 @@ using detail::capped;
 using detail::case_label;
 using detail::describe_group;
 using detail::input_summary;
+using detail::lacked;
 using detail::Row;
 
 bool measured(const CaseResult& r) { return r.status == CaseStatus::Ok || r.status == CaseStatus::Failed; }
@@ -114,11 +115,11 @@ void evaluate_busbw(const AcceptCheck& c, const std::vector<Row>& all, const std
                [&](const Row& row) { return row.r->size_bytes == c.size_bytes; });
   out.threshold = threshold_text(c);
   if (rows.empty()) {
-    out.lacked_evidence = true;
     const std::string sizes = sizes_present(all);
-    out.detail =
-        fmt::format("no result for {} at {} ({})", describe(c.select), format_size(c.size_bytes, SizeStyle::Binary),
-                    sizes.empty() ? "the input has: " + input_summary(runs) : "sizes measured: " + sizes);
+    lacked(out, {{Lack::Absent,
+                  fmt::format("no result for {} at {} ({})", describe(c.select),
+                              format_size(c.size_bytes, SizeStyle::Binary),
+                              sizes.empty() ? "the input has: " + input_summary(runs) : "sizes measured: " + sizes)}});
     return;
   }
   out.measured = busbw_measured(c, rows);
@@ -202,8 +203,8 @@ void evaluate_wrong(const AcceptCheck& c, const std::vector<Row>& all, CheckOutc
     out.culprit = capped(wrong, "; ");
     out.detail = fmt::format("{} rows hold wrong elements", wrong.size());
   } else if (checked + unchecked.size() == 0) {
-    out.lacked_evidence = true;
-    out.detail = fmt::format("nothing was measured ({}: timed out or skipped)", count_of(all.size(), "row"));
+    lacked(out, {{Lack::Absent,
+                  fmt::format("nothing was measured ({}: timed out or skipped)", count_of(all.size(), "row"))}});
   } else if (unverified) {
     out.culprit = capped(unchecked, "; ");
     out.detail =
@@ -232,8 +233,8 @@ CheckOutcome evaluate_check(const Profile& profile, const AcceptCheck& c, const 
   }
   const auto rows = select_rows(runs, c.select);
   if (rows.empty() && c.kind != CheckKind::Busbw) {
-    out.lacked_evidence = true;
-    out.detail = fmt::format("no result for {} (the input has: {})", describe(c.select), input_summary(runs));
+    lacked(out, {{Lack::Absent,
+                  fmt::format("no result for {} (the input has: {})", describe(c.select), input_summary(runs))}});
     return out;
   }
   switch (c.kind) {
@@ -258,6 +259,29 @@ CheckOutcome evaluate_check(const Profile& profile, const AcceptCheck& c, const 
 
 }  // namespace
 
+namespace detail {
+
+CheckVerdict verdict_on(const EvidenceRuling& evidence) {
+  switch (evidence.ruling) {
+    case Ruling::Judged:
+      return CheckVerdict::Pass;
+    case Ruling::Overridden:
+      return CheckVerdict::Waived;
+    case Ruling::Fail:
+    case Ruling::NoVerdict:
+      break;
+  }
+  return CheckVerdict::Fail;
+}
+
+void lacked(CheckOutcome& out, std::vector<Gap> gaps) {
+  out.detail = gaps.front().what;
+  out.evidence = rule_on(Stakes::Acceptance, std::move(gaps));
+  out.verdict = verdict_on(out.evidence);
+}
+
+}  // namespace detail
+
 bool all_passed(const std::vector<CheckOutcome>& outcomes) {
   return std::none_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.verdict == CheckVerdict::Fail; });
 }
@@ -277,8 +301,9 @@ void waive_unjudged(std::vector<CheckOutcome>& outcomes, const std::vector<std::
   }
   for (auto& o : outcomes) {
     const bool named = all || std::find(ids.begin(), ids.end(), o.id) != ids.end();
-    if (named && o.verdict == CheckVerdict::Fail && o.lacked_evidence) {
-      o.verdict = CheckVerdict::Waived;
+    if (named && o.evidence.ruling == Ruling::Fail) {
+      o.evidence = rule_on(Stakes::Acceptance, std::move(o.evidence.gaps), "--waive-unjudged");
+      o.verdict = detail::verdict_on(o.evidence);
       o.detail += "; WAIVED by --waive-unjudged: the check lacked its evidence, and the operator accepted that";
     }
   }

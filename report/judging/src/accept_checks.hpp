@@ -29,6 +29,12 @@ std::string describe_group(const Row& row);
 /// "all_reduce float32 256 MiB out-of-place" (with the run's name when several runs are read).
 std::string case_label(const Row& row);
 
+/// The verdict of a check that found nothing against it: PASS on whole evidence, else as the evidence rule has it
+/// (FAIL; WAIVED where the operator's flag accepted the lack).
+CheckVerdict verdict_on(const EvidenceRuling& evidence);
+/// A check without its evidence: its outcome as the evidence rule has it, the first gap its detail.
+void lacked(CheckOutcome& out, std::vector<Gap> gaps);
+
 /// kind counters and kind links: the fabric evidence of every host of every run (result schema 1.8.0).
 void evaluate_counters(const AcceptCheck& check, const std::vector<LoadedRun>& runs, CheckOutcome& out);
 void evaluate_links(const AcceptCheck& check, const std::vector<LoadedRun>& runs, CheckOutcome& out);

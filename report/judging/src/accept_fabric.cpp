@@ -32,8 +32,9 @@ std::string no_fabric(const std::vector<LoadedRun>& runs) {
 
 /// A fabric check covers every host of every run: a host without its reading (absent evidence), a host read twice
 /// or a reading of a host the run does not have (inconsistent evidence) fails it, each named.
-std::vector<std::string> coverage_problems(const std::vector<LoadedRun>& runs) {
-  std::vector<std::string> out;
+/// Hosts of a run without their reading (absent), readings of a host the run lacks or of one host twice (inconsistent).
+std::vector<Gap> coverage_problems(const std::vector<LoadedRun>& runs) {
+  std::vector<Gap> out;
   for (const auto& run : runs) {
     std::map<std::string, std::size_t> readings;
     for (const auto& h : run.doc.fabric) {
@@ -48,19 +49,19 @@ std::vector<std::string> coverage_problems(const std::vector<LoadedRun>& runs) {
       }
     }
     if (!missing.empty()) {
-      out.push_back(fmt::format("{}: no fabric evidence of {} of its {} host(s): {}", printable(run.path),
-                                missing.size(), hosts, fmt::join(missing, ", ")));
+      out.push_back({Lack::Absent, fmt::format("{}: no fabric evidence of {} of its {} host(s): {}",
+                                               printable(run.path), missing.size(), hosts, fmt::join(missing, ", "))});
     }
     for (const auto& [name, count] : readings) {
       const std::string& host = name;  // clang before 16 cannot capture a structured binding
       const bool in_run = std::any_of(run.doc.environment.hosts.begin(), run.doc.environment.hosts.end(),
                                       [&host](const auto& h) { return h.hostname == host; });
       if (!in_run) {
-        out.push_back(fmt::format("{}: fabric evidence of host {}, which is not a host of the run", printable(run.path),
-                                  printable(host)));
+        out.push_back({Lack::Inconsistent, fmt::format("{}: fabric evidence of host {}, which is not a host of the run",
+                                                       printable(run.path), printable(host))});
       } else if (count > 1) {
-        out.push_back(fmt::format("{}: host {} has {} fabric readings (one per host)", printable(run.path),
-                                  printable(host), count));
+        out.push_back({Lack::Inconsistent, fmt::format("{}: host {} has {} fabric readings (one per host)",
+                                                       printable(run.path), printable(host), count)});
       }
     }
   }
@@ -102,6 +103,15 @@ std::optional<double> rate_of(const HostFabric& h, const CounterDelta& d, const 
   return h.seconds > 0 ? std::optional(delta / h.seconds * unit) : std::nullopt;
 }
 
+std::vector<std::string> whats(const std::vector<Gap>& gaps) {
+  std::vector<std::string> out;
+  out.reserve(gaps.size());
+  for (const auto& g : gaps) {
+    out.push_back(g.what);
+  }
+  return out;
+}
+
 void add_once(std::vector<std::string>& items, std::string item) {
   if (std::find(items.begin(), items.end(), item) == items.end()) {
     items.push_back(std::move(item));
@@ -122,8 +132,7 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
   out.threshold = fmt::format("{}", fmt::join(bounds, ", "));
   const auto hosts = fabric_of(runs);
   if (hosts.empty()) {
-    out.lacked_evidence = true;
-    out.detail = no_fabric(runs);
+    lacked(out, {{Lack::Absent, no_fabric(runs)}});
     return;
   }
   std::vector<std::string> culprits;
@@ -159,11 +168,19 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
     }
   }
   const auto coverage = coverage_problems(runs);
-  out.verdict = culprits.empty() && unjudged.empty() && coverage.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
-  out.lacked_evidence = culprits.empty() && out.verdict == CheckVerdict::Fail;
+  if (culprits.empty()) {  // nothing against it: the evidence rule judges what it lacked
+    std::vector<Gap> gaps = coverage;
+    for (const auto& u : unjudged) {
+      gaps.push_back({Lack::Unjudgeable, u});
+    }
+    out.evidence = rule_on(Stakes::Acceptance, std::move(gaps));
+    out.verdict = verdict_on(out.evidence);
+  } else {
+    out.verdict = CheckVerdict::Fail;
+  }
   out.measured =
       fmt::format("{} over bound, {} error counter(s) moved on {} host(s)", culprits.size(), errors, hosts.size());
-  std::vector<std::string> named = coverage;
+  std::vector<std::string> named = whats(coverage);
   named.insert(named.end(), culprits.begin(), culprits.end());
   out.culprit = capped(named, "; ");
   out.detail = culprits.empty() ? fmt::format("{} host reading(s) looked at", hosts.size())
@@ -177,8 +194,7 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
   out.threshold = c.one_firmware_per_model ? "at capability; one firmware per HCA model" : "at capability";
   const auto hosts = fabric_of(runs);
   if (hosts.empty()) {
-    out.lacked_evidence = true;
-    out.detail = no_fabric(runs);
+    lacked(out, {{Lack::Absent, no_fabric(runs)}});
     return;
   }
   std::vector<std::string> unread;  // hosts with no link read: absent evidence, not a link found low
@@ -221,11 +237,17 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
     }
   }
   auto coverage = coverage_problems(runs);
-  coverage.insert(coverage.end(), unread.begin(), unread.end());
-  out.verdict = culprits.empty() && coverage.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
-  out.lacked_evidence = culprits.empty() && out.verdict == CheckVerdict::Fail;
+  for (const auto& u : unread) {
+    coverage.push_back({Lack::Absent, u});
+  }
+  if (culprits.empty()) {  // nothing against it: the evidence rule judges what it lacked
+    out.evidence = rule_on(Stakes::Acceptance, coverage);
+    out.verdict = verdict_on(out.evidence);
+  } else {
+    out.verdict = CheckVerdict::Fail;
+  }
   out.measured = fmt::format("{} of {} link readings below capability or not active", below, links);
-  std::vector<std::string> named = coverage;
+  std::vector<std::string> named = whats(coverage);
   named.insert(named.end(), culprits.begin(), culprits.end());
   out.culprit = capped(named, "; ");
   out.detail = fmt::format("{} host reading(s), {} HCA model(s) with firmware", hosts.size(), firmware.size());

@@ -235,18 +235,19 @@ Comparison compare_runs(const std::vector<LoadedRun>& base, const std::vector<Lo
   return out;
 }
 
-std::optional<std::string> why_nothing_compared(const Comparison& comparison, const std::string& base,
-                                                const std::string& cand) {
-  if (!comparison.rows.empty()) {
-    return std::nullopt;
-  }
-  return comparison.skipped.empty()
-             ? fmt::format(
-                   "no row in common: {} and {} measured different things (bench, op, dtype, group, "
-                   "size, placement); nothing compared",
-                   base, cand)
+EvidenceRuling comparison_evidence(const Comparison& comparison, const std::string& base, const std::string& cand) {
+  std::vector<Gap> gaps;
+  if (comparison.rows.empty()) {
+    gaps.push_back(
+        {Lack::Absent,
+         comparison.skipped.empty()
+             ? fmt::format("no row in common: {} and {} measured different things (bench, op, dtype, group, "
+                           "size, placement); nothing compared",
+                           base, cand)
              : fmt::format("no row to compare: the {} row(s) {} and {} share were skipped in both; nothing compared",
-                           comparison.skipped.size(), base, cand);
+                           comparison.skipped.size(), base, cand)});
+  }
+  return rule_on(Stakes::Comparison, std::move(gaps));
 }
 
 }  // namespace ccbench::report

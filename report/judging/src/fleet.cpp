@@ -130,14 +130,18 @@ void collect_pairs(const FleetSweep& sweep, const FleetOptions& options, const J
       }
     }
   }
-  if (v.missing > 0 && !options.partial) {
+  if (v.missing > 0) {
     if (v.missing > kMaxListed) {
       missing.emplace_back("...");
     }
-    throw UsageError(fmt::format(
-        "{} of the {} pairs of {} hosts are missing from the sweep ({}): pass every file of the --all-pairs run, "
-        "over every host (or --partial to judge the pairs a sweep that stopped early measured)",
-        v.missing, expected, hosts.names.size(), fmt::join(missing, ", ")));
+    v.evidence = stop_at_no_verdict(rule_on(
+        Stakes::Comparison,
+        {{Lack::Absent,
+          fmt::format("{} of the {} pairs of {} hosts are missing from the sweep ({}): pass every file of the "
+                      "--all-pairs run, over every host (or --partial to judge the pairs a sweep that stopped early "
+                      "measured)",
+                      v.missing, expected, hosts.names.size(), fmt::join(missing, ", "))}},
+        options.partial ? "--partial" : ""));
   }
   std::stable_sort(v.pairs.begin(), v.pairs.end(), [](const FleetPair& x, const FleetPair& y) {
     return std::tie(x.lane, x.host_a, x.host_b) < std::tie(y.lane, y.host_a, y.host_b);
@@ -186,18 +190,21 @@ FleetVerdict evaluate_fleet(const FleetSweep& sweep, const FleetOptions& options
     for (const auto& h : f.head.doc.environment.hosts) {
       const auto [first, added] = machines.emplace(h.machine, h.hostname);
       if (!h.machine.empty() && !added && first->second != h.hostname) {
-        throw UsageError(
-            fmt::format("hosts {} and {} are one machine ({}): their pair measured a loopback, not a "
-                        "link; sweep again with each machine listed once",
-                        first->second, h.hostname, h.machine));
+        stop_at_no_verdict(
+            rule_on(Stakes::Comparison,
+                    {{Lack::Inconsistent, fmt::format("hosts {} and {} are one machine ({}): their pair measured a "
+                                                      "loopback, not a link; sweep again with each machine listed once",
+                                                      first->second, h.hostname, h.machine)}}));
       }
     }
   }
   if (host_set.size() < kMinFleetHosts) {
-    throw UsageError(
-        fmt::format("{} host{} ({}): a fleet verdict needs {} hosts or more (with one pair, a slow result cannot "
-                    "be put on a host or on the link)",
-                    host_set.size(), host_set.size() == 1 ? "" : "s", fmt::join(host_set, ", "), kMinFleetHosts));
+    stop_at_no_verdict(rule_on(
+        Stakes::Comparison,
+        {{Lack::Unjudgeable,
+          fmt::format("{} host{} ({}): a fleet verdict needs {} hosts or more (with one pair, a slow result cannot "
+                      "be put on a host or on the link)",
+                      host_set.size(), host_set.size() == 1 ? "" : "s", fmt::join(host_set, ", "), kMinFleetHosts)}}));
   }
   if (sweep.kind() == "hosts") {
     detail::judge_groups(sweep, options, host_set, v);
@@ -211,8 +218,11 @@ FleetVerdict evaluate_fleet(const FleetSweep& sweep, const FleetOptions& options
   v.lanes = sweep.lanes();
   collect_pairs(sweep, options, hosts, v);
   if (v.measured == 0) {
-    throw UsageError(fmt::format("no pair of the sweep measured ({} pairs, each {}): nothing to judge", v.pairs.size(),
-                                 v.pairs.empty() ? "missing" : v.pairs.front().status));
+    stop_at_no_verdict(
+        rule_on(Stakes::Comparison,
+                {{Lack::Absent, fmt::format("no pair of the sweep measured ({} pairs, each {}): nothing "
+                                            "to judge",
+                                            v.pairs.size(), v.pairs.empty() ? "missing" : v.pairs.front().status)}}));
   }
   std::vector<Lane> lanes(static_cast<std::size_t>(v.lanes));
   for (std::size_t l = 0; l < lanes.size(); ++l) {

@@ -225,7 +225,7 @@ int RegressionVerdict::exit_code() const {
     case Outcome::Regression:
       return kExitFailure;
     case Outcome::NoVerdict:
-      return kExitUsage;
+      return evidence.exit_code(kExitOk);
     case Outcome::TimedOut:
       return kExitTimeout;
   }
@@ -322,7 +322,6 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
   for (auto& [name, c] : read_commands(base_launches.front())) {
     base_lines[name] = std::move(c.line);
   }
-  bool no_verdict = false;
   std::set<std::string> in_suite;
   for (const auto& [name, command] : suite) {
     in_suite.insert(name);
@@ -350,9 +349,10 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
             std::make_shared<const std::pair<std::vector<std::vector<LoadedRun>>, std::vector<std::vector<LoadedRun>>>>(
                 read_launches(base_files, max_file_bytes), read_launches(cand_files, max_file_bytes));
         Comparison comparison = compare_launches(runs->first, runs->second, v.options);  // its rows point into runs
-        if (auto why = why_nothing_compared(comparison, base_files.front(), cand_files.front())) {
+        if (auto e = comparison_evidence(comparison, base_files.front(), cand_files.front());
+            e.ruling == Ruling::NoVerdict) {
           b.state = BenchRegression::State::NoVerdict;
-          b.why = std::move(*why);
+          b.why = e.gaps.front().what;
         } else {
           ++v.compared;
           b.comparison = std::move(comparison);
@@ -362,7 +362,6 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
         b.state = BenchRegression::State::NoVerdict;
         b.why = e.what();
       }
-      no_verdict = no_verdict || b.state == BenchRegression::State::NoVerdict;
     }
     v.benches.push_back(std::move(b));
   }
@@ -402,20 +401,31 @@ RegressionVerdict compare_run_folders(const fs::path& base, const fs::path& cand
     foreign = foreign_file(base_launches[k], base_results[k], in_suite, max_file_bytes);
   }
   const bool broke = v.slower + v.failed + v.missing > 0 || !v.failed_benches().empty();
+  std::vector<Gap> gaps;  // the suite's own first, then each bench compare could not judge
   if (!foreign.empty()) {
-    v.no_verdict_why = std::move(foreign);
+    gaps.push_back({Lack::Inconsistent, std::move(foreign)});
   } else if (v.benches.empty()) {
-    v.no_verdict_why = fmt::format("{} holds no result and no bench in commands.tsv: the suite produced nothing",
-                                   printable(v.label_b));
+    gaps.push_back({Lack::Absent, fmt::format("{} holds no result and no bench in commands.tsv: the suite produced "
+                                              "nothing",
+                                              printable(v.label_b))});
   } else if (v.compared == 0 && v.failed == 0 && v.failed_benches().empty()) {
-    v.no_verdict_why = fmt::format("no bench of {} was compared with {}", printable(v.label_b), printable(v.label_a));
+    gaps.push_back(
+        {Lack::Absent, fmt::format("no bench of {} was compared with {}", printable(v.label_b), printable(v.label_a))});
   } else if (v.judged == 0 && !broke) {
-    v.no_verdict_why = fmt::format("none of the {} rows compared could be judged: {}", v.rows, v.unsure_why);
+    gaps.push_back(
+        {Lack::Unjudgeable, fmt::format("none of the {} rows compared could be judged: {}", v.rows, v.unsure_why)});
   }
+  v.no_verdict_why = gaps.empty() ? std::string{} : gaps.front().what;
+  for (const auto& b : v.benches) {
+    if (b.state == BenchRegression::State::NoVerdict) {
+      gaps.push_back({Lack::Unjudgeable, b.name + ": " + b.why});
+    }
+  }
+  v.evidence = rule_on(Stakes::Comparison, std::move(gaps));
   using Outcome = RegressionVerdict::Outcome;
   if (!v.timed_out().empty()) {
     v.outcome = Outcome::TimedOut;
-  } else if (no_verdict || !v.no_verdict_why.empty()) {
+  } else if (v.evidence.ruling == Ruling::NoVerdict) {
     v.outcome = Outcome::NoVerdict;
   } else if (regressed || broke) {
     v.outcome = Outcome::Regression;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ccbench/collective.hpp"
+#include "ccbench/report/evidence.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/types.hpp"
 
@@ -104,12 +105,12 @@ struct CheckOutcome {
   std::string kind;         // "busbw", ...
   std::string description;  // what it asks, in words: "allreduce_bench busbw at 16 GiB >= 460 GB/s"
   CheckVerdict verdict = CheckVerdict::Fail;
-  std::string measured;          // the worst measured value, or "" when nothing matched
-  std::string threshold;         // ">= 460 GB/s", "0 wrong elements"
-  std::string culprit;           // who failed: "group pair:2-3, ranks 2,3 on vm", "" on pass
-  std::string detail;            // one line: why it failed, or what it looked at
-  std::string source;            // where the threshold comes from: the source's title and URL, or ""
-  bool lacked_evidence = false;  // a FAIL for evidence it did not have, not for evidence against: waivable
+  std::string measured;     // the worst measured value, or "" when nothing matched
+  std::string threshold;    // ">= 460 GB/s", "0 wrong elements"
+  std::string culprit;      // who failed: "group pair:2-3, ranks 2,3 on vm", "" on pass
+  std::string detail;       // one line: why it failed, or what it looked at
+  std::string source;       // where the threshold comes from: the source's title and URL, or ""
+  EvidenceRuling evidence;  // Fail (or Overridden, WAIVED) for evidence it lacked, not for evidence against
 };
 
 std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<LoadedRun>& runs);

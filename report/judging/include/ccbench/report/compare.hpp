@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ccbench/report/evidence.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/rows.hpp"
 
@@ -93,10 +94,9 @@ Comparison compare_launches(const std::vector<std::vector<LoadedRun>>& base,
 /// saying why (one launch a side).
 void decide_launch_rows(const std::vector<Comparison*>& comparisons, const CompareOptions& options);
 
-/// Why a comparison of `base` with `cand` (as named on the command line) has no verdict: no row in common, or
-/// only rows skipped on both sides; unset when it has rows.
-std::optional<std::string> why_nothing_compared(const Comparison& comparison, const std::string& base,
-                                                const std::string& cand);
+/// The evidence rule on a comparison of `base` with `cand` (as named on the command line): NO VERDICT when it has
+/// no row (none in common, or only rows skipped on both sides: absent), its gap saying which; Judged otherwise.
+EvidenceRuling comparison_evidence(const Comparison& comparison, const std::string& base, const std::string& cand);
 
 namespace detail {
 /// "+1.2%" (">+9999%" past that): a change as a verdict's reasons and every format's table word it.

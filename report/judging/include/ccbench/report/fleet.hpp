@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ccbench/report/evidence.hpp"
 #include "ccbench/report/fleet_sweep.hpp"
 #include "ccbench/report/input.hpp"
 
@@ -118,6 +119,7 @@ struct FleetVerdict {
   std::vector<std::string> files;
   std::vector<HostFabric> fabric;  // every file's hosts' fabric evidence (result schema 1.8.0), file by file
   bool partial = false;            // --partial: a sweep that did not reach every pair
+  EvidenceRuling evidence;         // the evidence rule's ruling: Judged, or Overridden by --partial (pairs missing)
   std::size_t missing = 0;         // the pairs it did not reach (--partial)
   std::size_t measured = 0;        // pairs (or groups) with a figure
 

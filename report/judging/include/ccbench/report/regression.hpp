@@ -55,6 +55,7 @@ struct RegressionVerdict {
   std::string unsure_why;  // the first UNSURE row's reason
   Outcome outcome = Outcome::NoRegression;
   std::string no_verdict_why;  // the suite's own reason for NO VERDICT: nothing ran, a file that is not a result
+  EvidenceRuling evidence;     // the evidence rule's ruling: the suite's gaps, then each bench compare refused
   [[nodiscard]] int exit_code() const;     // 0, 1, 2 (no verdict), 3 (a bench timed out)
   [[nodiscard]] std::string text() const;  // "REGRESSION (2 SLOWER, 0 FAILED, 0 MISSING rows)", ...
   [[nodiscard]] std::vector<std::string> names(BenchRegression::State state) const;
