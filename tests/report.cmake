@@ -5,6 +5,7 @@ add_executable(ccbench_report_tests  # in the folders of report/ they test
   unit/report/reading/json_get_test.cpp
   unit/report/reading/schemas_test.cpp
   unit/report/judging/accept_fabric_test.cpp
+  unit/report/judging/accept_next_test.cpp
   unit/report/judging/accept_naming_test.cpp
   unit/report/judging/accept_profile_test.cpp
   unit/report/judging/accept_test.cpp

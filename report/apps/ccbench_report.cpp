@@ -115,6 +115,9 @@ int run_cli(int argc, char** argv) {
                    "unread, a counter unjudgeable) becomes WAIVED: listed, recorded in every format, exit 0 for "
                    "it; a FAIL on evidence against stays FAIL")
       ->delimiter(',');
+  accept->add_option("--max-age", o.max_age,
+                     "refuse to judge results that ended longer ago than this (24h, 90m, 7d; or with no time): "
+                     "one line, exit 2, so a stale PASS is never re-used");
   add_format(accept, o);
   add_max_file_size(accept, o);
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -288,7 +289,16 @@ int run_accept(const Options& o) {
     return ccbench::kExitOk;
   }
   const auto runs = report::read_result_files(o.files, max_file_bytes(o));
-  report::AcceptVerdict verdict{profile, report::evaluate(profile, runs)};
+  if (!o.max_age.empty()) {
+    const auto max_age = report::parse_age(o.max_age);
+    if (!max_age) {
+      throw UsageError(fmt::format("--max-age {}: expected a number and s, m, h or d (24h)", o.max_age));
+    }
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    report::refuse_stale(runs, *max_age, now.count());
+  }
+  report::AcceptVerdict verdict{profile, report::evaluate(profile, runs), report::valid_until(profile, runs)};
   report::waive_unjudged(verdict.outcomes, o.waive_unjudged);
   emit(report::make_renderer(format, use_colour(o, format))->render(verdict), "");
   if (!o.junit.empty()) {

@@ -56,6 +56,7 @@ struct Options {
   // every subcommand
   std::string max_file_size = "256M";
   std::vector<std::string> waive_unjudged;  // accept --waive-unjudged: check ids, or all
+  std::string max_age;                      // accept --max-age 24h: older results are refused ("": any age)
   bool junit_given = false;                 // --junit was on the command line (an empty one is refused, not ignored)
 };
 

@@ -172,7 +172,7 @@ def malformed_cases(base_text):
     ]
 
 
-def check_malformed(report, data):
+def check_malformed(report, data, profiles_dir):
     runs = os.path.join(data, "runs")
     with open(os.path.join(runs, "allreduce-np4-a.json"), encoding="utf-8") as f:
         base_text = f.read()
@@ -213,6 +213,21 @@ def check_malformed(report, data):
                 bad.append(f"{name}: exit {rc}: {err.strip()!r}")
             else:
                 print(f"ok   {name}: {err.strip()}")
+        # accept --max-age (issue 39): a result older than that is not judged (one line, exit 2); a bad age is
+        # refused; a young enough one is judged as without the flag. (Every result has a time: the schema requires
+        # started_utc, and import takes a log's modification time; the unit tests cover a run without one.)
+        profiles = os.path.join(profiles_dir, "mpi-host-smoke.json")
+        result = os.path.join(runs, "allreduce-np4-a.json")
+        for name, args, rc_want, want in (
+                ("max_age_old", [result, "--max-age", "1h"], 2, "too old to judge"),
+                ("max_age_bad", [result, "--max-age", "1 day"], 2, "expected a number and s, m, h or d"),
+                ("max_age_young", [result, "--max-age", "100000d"], 0, "passed")):
+            rc, out, err = run(report, ["accept", *args, "--profile", profiles], tmp)
+            said = err.strip() if rc_want == 2 else out
+            if rc != rc_want or want not in said or (rc_want == 2 and (out or len(said.splitlines()) != 1)):
+                bad.append(f"{name}: exit {rc} (expected {rc_want}): {err.strip()[:300]!r}")
+            else:
+                print(f"ok   {name}: exit {rc}: {said.splitlines()[-1 if rc_want == 0 else 0].replace(tmp + '/', '')}")
     if bad:
         fail("\n".join(bad))
 
@@ -396,7 +411,7 @@ def main():
     if a.case == "golden":
         check_golden(report, os.path.abspath(a.data), os.path.abspath(a.profiles), a.update)
     elif a.case == "malformed":
-        check_malformed(report, os.path.abspath(a.data))
+        check_malformed(report, os.path.abspath(a.data), os.path.abspath(a.profiles))
     elif a.case == "fleet_input":
         check_fleet_input(report, os.path.abspath(a.data))
     else:

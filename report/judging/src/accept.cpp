@@ -173,6 +173,10 @@ void evaluate_status(const std::vector<Row>& rows, CaseStatus bad, CheckOutcome&
   out.verdict = culprits.empty() ? CheckVerdict::Pass : CheckVerdict::Fail;
   out.culprit = capped(culprits, "; ");
   out.detail = culprits.empty() ? count_of(rows.size(), "row") + " looked at" : capped(reasons, "; ");
+  if (!culprits.empty()) {
+    out.next_step = detail::step_for_rows(bad == CaseStatus::TimedOut ? CheckKind::NoTimedOut : CheckKind::NoFailed,
+                                          culprits.front(), false);
+  }
 }
 
 void evaluate_wrong(const AcceptCheck& c, const std::vector<Row>& all, CheckOutcome& out) {
@@ -199,6 +203,10 @@ void evaluate_wrong(const AcceptCheck& c, const std::vector<Row>& all, CheckOutc
   const bool unverified = c.require_checked && !unchecked.empty();
   out.verdict =
       wrong.empty() && !unverified && checked + unchecked.size() > 0 ? CheckVerdict::Pass : CheckVerdict::Fail;
+  if (!wrong.empty() || unverified) {
+    out.next_step =
+        detail::step_for_rows(CheckKind::NoWrongElements, wrong.empty() ? "" : wrong.front(), wrong.empty());
+  }
   if (!wrong.empty()) {
     out.culprit = capped(wrong, "; ");
     out.detail = fmt::format("{} rows hold wrong elements", wrong.size());
@@ -315,6 +323,7 @@ std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<Loa
   for (const auto& check : profile.checks) {
     outcomes.push_back(evaluate_check(profile, check, runs));
   }
+  detail::finish(profile, outcomes);
   return outcomes;
 }
 

@@ -35,6 +35,17 @@ CheckVerdict verdict_on(const EvidenceRuling& evidence);
 /// A check without its evidence: its outcome as the evidence rule has it, the first gap its detail.
 void lacked(CheckOutcome& out, std::vector<Gap> gaps);
 
+/// Next steps (accept_next.cpp): what an operator does about a counter that rose, a link below its capability (or
+/// not ACTIVE), HCAs on several firmware versions, a row with wrong elements, failed or timed out (or not verified).
+std::string step_for_counter(const std::string& host, const std::string& device, const std::string& counter);
+std::string step_for_link(const std::string& host, const LinkState& link, bool inactive);
+std::string step_for_firmware(const std::string& model);
+std::string step_for_rows(CheckKind kind, const std::string& first, bool unverified);
+/// After every check of `profile` was evaluated (outcomes in its order): the steps that depend on the evidence
+/// lacked or on another check (a low busbw with the links at capability), and each check's level (a warning-level
+/// miss becomes WARNING).
+void finish(const Profile& profile, std::vector<CheckOutcome>& outcomes);
+
 /// kind counters and kind links: the fabric evidence of every host of every run (result schema 1.8.0).
 void evaluate_counters(const AcceptCheck& check, const std::vector<LoadedRun>& runs, CheckOutcome& out);
 void evaluate_links(const AcceptCheck& check, const std::vector<LoadedRun>& runs, CheckOutcome& out);

@@ -148,8 +148,15 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
       errors += d.kind == CounterKind::Error ? 1 : 0;
       const std::string what = fmt::format("{} {} {} +{}{}", printable(h->host), device_of(d), d.name, d.delta,
                                            d.lower_bound ? " at least (saturated)" : "");
+      const std::string host = printable(h->host);  // clang before 16 cannot capture a structured binding
+      const auto step = [&out, &host, &d] {
+        if (out.next_step.empty()) {
+          out.next_step = step_for_counter(host, device_of(d), d.name);
+        }
+      };
       if (std::find(c.fatal.begin(), c.fatal.end(), d.name) != c.fatal.end()) {
         add_once(culprits, what + " (any rise fails)");
+        step();
       }
       for (const auto& bound : c.rates) {
         if (bound.counter != d.name) {
@@ -161,6 +168,7 @@ void evaluate_counters(const AcceptCheck& c, const std::vector<LoadedRun>& runs,
         } else if (*rate > bound.max) {
           add_once(culprits,
                    fmt::format("{} in {:.1f} s: {:.3g}/{} > {:g}", what, h->seconds, *rate, bound.per, bound.max));
+          step();
         } else if (d.lower_bound) {
           add_once(unjudged, fmt::format("{}: saturated, its rate is at least {:.3g}/{}", what, *rate, bound.per));
         }
@@ -214,10 +222,12 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
         ++below;
         add_once(culprits, fmt::format("{} {} ({}) is {}", printable(h->host), printable(l.device), l.role,
                                        l.state.empty() ? std::string{"in no state read"} : printable(l.state)));
+        out.next_step = out.next_step.empty() ? step_for_link(printable(h->host), l, true) : out.next_step;
       } else if (l.below) {
         ++below;
         add_once(culprits, fmt::format("{} {} ({}) trained at {}, capable of {}", printable(h->host),
                                        printable(l.device), l.role, printable(l.current), printable(l.capable)));
+        out.next_step = out.next_step.empty() ? step_for_link(printable(h->host), l, false) : out.next_step;
       }
       if (l.kind == "rdma_port" && !l.model.empty() && !l.firmware.empty()) {
         add_once(firmware[l.model][l.firmware], printable(h->host));
@@ -233,6 +243,7 @@ void evaluate_links(const AcceptCheck& c, const std::vector<LoadedRun>& runs, Ch
         }
         culprits.push_back(
             fmt::format("{} runs {} firmware versions: {}", printable(model), versions.size(), fmt::join(parts, "; ")));
+        out.next_step = out.next_step.empty() ? step_for_firmware(printable(model)) : out.next_step;
       }
     }
   }

@@ -169,6 +169,7 @@ AcceptCheck read_check(const std::string& file, const std::string& pointer, cons
   check.description = text_at(j, "description");
   check.note = text_at(j, "note");
   check.source = text_at(j, "source");
+  check.level = text_at(j, "level") == "warning" ? CheckLevel::Warning : CheckLevel::Critical;
   if (!check.source.empty() && !profile.sources.contains(check.source)) {
     std::vector<std::string> keys;
     std::transform(profile.sources.begin(), profile.sources.end(), std::back_inserter(keys),
@@ -229,6 +230,8 @@ std::vector<AcceptCheck> read_checks(const std::string& file, const json& root, 
 }
 
 }  // namespace
+
+std::string_view name(CheckLevel level) { return level == CheckLevel::Warning ? "warning" : "critical"; }
 
 std::string_view name(CheckKind kind) {
   switch (kind) {
@@ -335,6 +338,13 @@ Profile parse_profile(const std::string& text, const std::string& name) {
   profile.description = text_at(root, "description");
   profile.sources = read_sources(name, root);
   profile.checks = read_checks(name, root, profile);
+  profile.validity = text_at(root, "validity");
+  if (!profile.validity.empty()) {
+    profile.validity_s = parse_age(profile.validity);
+    if (!profile.validity_s) {
+      throw InputError(name, "/validity", "expected a number and s, m, h or d (\"24h\")");
+    }
+  }
   return profile;
 }
 

@@ -1,5 +1,6 @@
 #include "ccbench/report/evidence.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace ccbench::report {
@@ -12,6 +13,8 @@ std::string_view name(Lack lack) {
       return "unjudgeable";
     case Lack::Inconsistent:
       return "inconsistent";
+    case Lack::Stale:
+      return "stale";
   }
   return "absent";
 }
@@ -47,8 +50,11 @@ EvidenceRuling rule_on(Stakes stakes, std::vector<Gap> gaps, std::string_view ov
   EvidenceRuling out;
   out.stakes = stakes;
   out.gaps = std::move(gaps);
+  const bool stale = std::any_of(out.gaps.begin(), out.gaps.end(), [](const Gap& g) { return g.lack == Lack::Stale; });
   if (out.gaps.empty()) {
     out.ruling = Ruling::Judged;
+  } else if (stale) {
+    out.ruling = Ruling::NoVerdict;
   } else if (!override_flag.empty()) {
     out.ruling = Ruling::Overridden;
     out.overridden_by = override_flag;

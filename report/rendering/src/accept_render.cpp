@@ -20,7 +20,31 @@ std::string count_of(std::size_t n, std::string_view noun) {
 }
 
 std::string_view verdict_name(CheckVerdict v) {
-  return v == CheckVerdict::Pass ? "PASS" : v == CheckVerdict::Waived ? "WAIVED" : "FAIL";
+  switch (v) {
+    case CheckVerdict::Pass:
+      return "PASS";
+    case CheckVerdict::Waived:
+      return "WAIVED";
+    case CheckVerdict::Warning:
+      return "WARNING";
+    case CheckVerdict::Fail:
+      break;
+  }
+  return "FAIL";
+}
+
+std::string_view json_verdict(CheckVerdict v) {
+  switch (v) {
+    case CheckVerdict::Pass:
+      return "pass";
+    case CheckVerdict::Waived:
+      return "waived";
+    case CheckVerdict::Warning:
+      return "warning";
+    case CheckVerdict::Fail:
+      break;
+  }
+  return "fail";
 }
 
 std::size_t count_of_verdict(const std::vector<CheckOutcome>& outcomes, CheckVerdict verdict) {
@@ -35,10 +59,31 @@ std::size_t count_failed(const std::vector<CheckOutcome>& outcomes) {
 std::string summary_line(const std::vector<CheckOutcome>& outcomes) {
   const auto failed = count_failed(outcomes);
   const auto waived = count_of_verdict(outcomes, CheckVerdict::Waived);
+  const auto warned = count_of_verdict(outcomes, CheckVerdict::Warning);
   return fmt::format(
-      "{}: {} passed, {} failed{}\n", count_of(outcomes.size(), "check"), outcomes.size() - failed - waived, failed,
+      "{}: {} passed, {} failed{}{}\n", count_of(outcomes.size(), "check"), outcomes.size() - failed - waived - warned,
+      failed,
+      warned == 0
+          ? std::string{}
+          : fmt::format(", {} {} (warning-level checks that missed: {})", warned, warned == 1 ? "warning" : "warnings",
+                        failed == 0 ? "alone they exit 0" : "the failures exit 1"),
       waived == 0 ? std::string{}
                   : fmt::format(", {} waived (--waive-unjudged: FAILs for evidence they lacked)", waived));
+}
+
+/// "next steps:" and a line per check that missed with one; "" when none has.
+std::string next_steps(const std::vector<CheckOutcome>& outcomes, bool markdown) {
+  std::string out;
+  for (const auto& o : outcomes) {
+    if (!o.next_step.empty()) {
+      out += markdown ? fmt::format("- `{}` ({}): {}\n", o.id, name(o.level), html_escape(o.next_step))
+                      : fmt::format("  {} ({}): {}\n", printable(o.id), name(o.level), printable(o.next_step));
+    }
+  }
+  if (out.empty()) {
+    return out;
+  }
+  return (markdown ? "\n**next steps**\n\n" : "next steps:\n") + out;
 }
 
 std::string culprit_and_detail(const CheckOutcome& o) {
@@ -58,7 +103,10 @@ std::string render_table(const Profile& p, const std::vector<CheckOutcome>& outc
   }
   detail::TextTable table(columns);
   for (const auto& o : outcomes) {
-    const char* sgr = o.verdict == CheckVerdict::Pass ? "32" : o.verdict == CheckVerdict::Waived ? "33" : "1;31";
+    const char* sgr = o.verdict == CheckVerdict::Pass      ? "32"
+                      : o.verdict == CheckVerdict::Waived  ? "33"
+                      : o.verdict == CheckVerdict::Warning ? "1;33"
+                                                           : "1;31";
     std::vector<detail::Cell> cells = {
         {o.id}, {std::string(verdict_name(o.verdict)), sgr}, {o.measured}, {o.threshold}};
     if (markdown) {
@@ -74,9 +122,11 @@ std::string render_table(const Profile& p, const std::vector<CheckOutcome>& outc
   const std::string title = fmt::format("ccbench accept: {} ({}, {} {})", p.name, p.path, p.id, p.version);
   const std::string units = "busbw in GB/s (1 GB/s = 1e9 B/s); sizes binary (1 GiB = 2^30 B)";
   if (markdown) {
-    return fmt::format("### {}\n\n{}\n\n{}\n{}", html_escape(title), units, table.markdown(), summary_line(outcomes));
+    return fmt::format("### {}\n\n{}\n\n{}{}\n{}", html_escape(title), units, table.markdown(),
+                       next_steps(outcomes, true), summary_line(outcomes));
   }
-  return fmt::format("{}\n{}\n{}\n{}", printable(title), units, table.terminal(colour), summary_line(outcomes));
+  return fmt::format("{}\n{}\n{}\n{}{}", printable(title), units, table.terminal(colour), next_steps(outcomes, false),
+                     summary_line(outcomes));
 }
 
 std::string junit_body(const CheckOutcome& o) {
@@ -86,6 +136,9 @@ std::string junit_body(const CheckOutcome& o) {
     body += fmt::format("culprit: {}\n", o.culprit);
   }
   body += fmt::format("detail: {}\n", o.detail);
+  if (!o.next_step.empty()) {
+    body += fmt::format("level: {}\nnext step: {}\n", name(o.level), o.next_step);
+  }
   if (!o.source.empty()) {
     body += fmt::format("source: {}\n", o.source);
   }
@@ -106,10 +159,11 @@ std::string MarkdownRenderer::render(const AcceptVerdict& verdict) const {
 
 std::string CsvRenderer::render(const AcceptVerdict& verdict) const {
   const auto& outcomes = verdict.outcomes;
-  std::string out = "check,kind,verdict,measured,threshold,culprit,detail,source\n";
+  std::string out = "check,kind,verdict,measured,threshold,culprit,detail,source,level,next_step\n";
   for (const auto& o : outcomes) {
     const std::vector<std::string> fields = {
-        o.id, o.kind, std::string(verdict_name(o.verdict)), o.measured, o.threshold, o.culprit, o.detail, o.source};
+        o.id,     o.kind,   std::string(verdict_name(o.verdict)), o.measured, o.threshold, o.culprit,
+        o.detail, o.source, std::string(name(o.level)),           o.next_step};
     std::vector<std::string> cells;
     std::transform(fields.begin(), fields.end(), std::back_inserter(cells), [](const auto& f) { return csv_field(f); });
     out += fmt::format("{}\n", fmt::join(cells, ","));
@@ -125,9 +179,9 @@ std::string JsonRenderer::render(const AcceptVerdict& verdict) const {
     checks.push_back({{"id", o.id},
                       {"kind", o.kind},
                       {"description", o.description},
-                      {"verdict", o.verdict == CheckVerdict::Pass     ? "pass"
-                                  : o.verdict == CheckVerdict::Waived ? "waived"
-                                                                      : "fail"},
+                      {"verdict", json_verdict(o.verdict)},
+                      {"level", name(o.level)},
+                      {"next_step", o.next_step},
                       {"measured", o.measured},
                       {"threshold", o.threshold},
                       {"culprit", o.culprit},
@@ -136,12 +190,16 @@ std::string JsonRenderer::render(const AcceptVerdict& verdict) const {
   }
   const auto failed = count_failed(outcomes);
   const auto waived = count_of_verdict(outcomes, CheckVerdict::Waived);
+  const auto warned = count_of_verdict(outcomes, CheckVerdict::Warning);
   json doc = {{"profile", {{"id", p.id}, {"name", p.name}, {"path", p.path}, {"profile_version", p.version}}},
               {"checks", checks},
-              {"passed", outcomes.size() - failed - waived},
+              {"passed", outcomes.size() - failed - waived - warned},
               {"failed", failed},
+              {"warnings", warned},
+              {"valid_until", verdict.valid_until ? json(*verdict.valid_until) : json(nullptr)},
               {"verdict", failed > 0   ? "fail"
                           : waived > 0 ? "waived"
+                          : warned > 0 ? "warning"
                                        : "pass"}};
   if (waived > 0) {  // recorded where it happened; verdicts without a waiver read as before
     doc["waived"] = waived;
@@ -172,6 +230,8 @@ std::string JunitRenderer::render(const AcceptVerdict& verdict) const {
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", classname, xml_escape(o.id));
     if (o.verdict == CheckVerdict::Pass) {
       out += fmt::format("      <system-out>{}</system-out>\n", junit_body(o));
+    } else if (o.verdict == CheckVerdict::Warning) {  // not a failure: a warning alone exits 0
+      out += fmt::format("      <system-out>{}</system-out>\n", xml_escape("WARNING: ") + junit_body(o));
     } else if (o.verdict == CheckVerdict::Waived) {
       out += fmt::format("      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n",
                          xml_escape(o.id + ": waived by --waive-unjudged: " + o.detail), junit_body(o));

@@ -208,9 +208,9 @@ TEST(AcceptEvaluate, FabricChecksFailOnEvidenceTheyLack) {
   waive_unjudged(outcomes, {"all"});
   EXPECT_EQ(find(outcomes, "links-at-capability").verdict, CheckVerdict::Fail);
   EXPECT_THROW(waive_unjudged(outcomes, {"no-such-check"}), UsageError);
-  const std::string as_json = make_renderer(Format::Json, false)->render(AcceptVerdict{h100, outcomes});
+  const std::string as_json = make_renderer(Format::Json, false)->render(AcceptVerdict{h100, outcomes, std::nullopt});
   EXPECT_NE(as_json.find("\"waived_by\": \"--waive-unjudged\""), std::string::npos) << as_json;
-  const std::string xml = make_renderer(Format::Junit, false)->render(AcceptVerdict{h100, outcomes});
+  const std::string xml = make_renderer(Format::Junit, false)->render(AcceptVerdict{h100, outcomes, std::nullopt});
   EXPECT_NE(xml.find("<skipped message=\""), std::string::npos);
 }
 

@@ -223,7 +223,7 @@ TEST(AcceptEvaluate, SeveralRunsAreNamedInDetails) {
 // --- printers ------------------------------------------------------------------------------------
 
 AcceptVerdict smoke_on(const std::string& file) {
-  AcceptVerdict r{load_profile(kProfiles / "mpi-host-smoke.json"), {}};
+  AcceptVerdict r{load_profile(kProfiles / "mpi-host-smoke.json"), {}, std::nullopt};
   r.outcomes = evaluate(r.profile, {run_of(file)});
   return r;
 }
@@ -262,7 +262,7 @@ TEST(AcceptRender, HostileHostnameIsEscapedInMarkdownAndJunit) {
                                      {"min_GBps", 1e6}});
   const auto outcomes = evaluate(profile, {run_of("hostile-names.json")});
   ASSERT_NE(outcomes[0].culprit.find("<script>"), std::string::npos) << outcomes[0].culprit;
-  const AcceptVerdict verdict{profile, outcomes};
+  const AcceptVerdict verdict{profile, outcomes, std::nullopt};
   const auto md = make_renderer(Format::Markdown, false)->render(verdict);
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("&lt;script&gt;"), std::string::npos);
@@ -275,7 +275,8 @@ TEST(AcceptRender, HostileHostnameIsEscapedInMarkdownAndJunit) {
 TEST(AcceptRender, CsvQuotesAndJsonParses) {
   const auto r = smoke_on("timed-out.json");
   const auto csv = make_renderer(Format::Csv, false)->render(r);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "check,kind,verdict,measured,threshold,culprit,detail,source");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "check,kind,verdict,measured,threshold,culprit,detail,source,level,next_step");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
   EXPECT_NE(csv.find("\"all_reduce float32 256 MiB out-of-place in group world (ranks 0,1 on vm)\""), std::string::npos)
       << csv;

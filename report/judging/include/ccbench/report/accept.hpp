@@ -23,6 +23,12 @@ enum class CheckKind { Busbw, NoWrongElements, NoTimedOut, NoFailed, Counters, L
 /// "busbw", "no_wrong_elements", "no_timed_out", "no_failed", "counters", "links".
 std::string_view name(CheckKind kind);
 
+/// What a miss of a check is (the profile's "level"): Critical (the default) fails the verdict; Warning is said, with
+/// its next step, and alone exits 0.
+enum class CheckLevel { Critical, Warning };
+/// "critical", "warning".
+std::string_view name(CheckLevel level);
+
 /// Which result rows a check looks at; an unset field matches every row.
 struct RowFilter {
   std::optional<std::string> benchmark;  // allreduce_bench
@@ -51,6 +57,7 @@ struct AcceptCheck {
   std::string description;  // from the profile, or "" (a description is then generated)
   std::string source;       // a key of Profile::sources, or ""
   std::string note;         // how the threshold was chosen or derived, in words
+  CheckLevel level = CheckLevel::Critical;
   RowFilter select;
   // busbw
   std::uint64_t size_bytes = 0;
@@ -82,6 +89,8 @@ struct Profile {
   std::string description;
   std::map<std::string, ProfileSource> sources;
   std::vector<AcceptCheck> checks;
+  std::string validity;                    // "24h": how long a verdict is trusted; "" for no expiry
+  std::optional<std::int64_t> validity_s;  // the same in seconds
 };
 
 /// Throws InputError (file + JSON pointer + what was expected) on a malformed profile.
@@ -98,7 +107,9 @@ std::string threshold_text(const AcceptCheck& check);
 
 /// Waived: a FAIL for evidence the check did not have (nothing matched, a host unread, a counter unjudgeable),
 /// which the operator accepted by name with --waive-unjudged; never a PASS, listed as such and exit 0 for it.
-enum class CheckVerdict { Pass, Fail, Waived };
+/// Warning: a check of level warning that missed (or lacked its evidence): said with its next step, never a PASS,
+/// exit 0 for it.
+enum class CheckVerdict { Pass, Fail, Waived, Warning };
 
 struct CheckOutcome {
   std::string id;           // the check's id in the profile
@@ -111,6 +122,8 @@ struct CheckOutcome {
   std::string detail;       // one line: why it failed, or what it looked at
   std::string source;       // where the threshold comes from: the source's title and URL, or ""
   EvidenceRuling evidence;  // Fail (or Overridden, WAIVED) for evidence it lacked, not for evidence against
+  CheckLevel level = CheckLevel::Critical;
+  std::string next_step;  // what an operator does about a miss, from what the evidence shows; "" on a pass
 };
 
 std::vector<CheckOutcome> evaluate(const Profile& profile, const std::vector<LoadedRun>& runs);
@@ -126,6 +139,17 @@ void waive_unjudged(std::vector<CheckOutcome>& outcomes, const std::vector<std::
 struct AcceptVerdict {
   Profile profile;
   std::vector<CheckOutcome> outcomes;
+  std::optional<std::string> valid_until;  // the profile's validity after the oldest run judged (RFC 3339, UTC)
 };
+
+/// How old the operator lets a result be (accept --max-age 24h): results that ended longer ago than `max_age_s`
+/// before `now_s` (seconds since the epoch), or that hold no time, are stale: the evidence rule refuses the verdict
+/// (NoVerdictError: one line naming the oldest, exit 2).
+void refuse_stale(const std::vector<LoadedRun>& runs, std::int64_t max_age_s, std::int64_t now_s);
+/// Until when a verdict of `profile` on `runs` is trusted: the oldest run's end plus the profile's validity, as
+/// "2026-11-23T07:38:06Z"; unset when the profile sets none. A run with no time under a validity is stale (exit 2).
+std::optional<std::string> valid_until(const Profile& profile, const std::vector<LoadedRun>& runs);
+/// "24h", "90m", "7d", "3600s" as seconds; unset for anything else.
+std::optional<std::int64_t> parse_age(std::string_view text);
 
 }  // namespace ccbench::report

@@ -18,8 +18,9 @@ enum class Lack {
   Unjudgeable,   // there, but nothing can be drawn from it: a counter that went back, one launch a side, two hosts
   Inconsistent,  // it contradicts itself or the run: a host read twice, a reading of a host the run lacks, a file
                  // in a result folder that is not a result, two names of one machine
+  Stale,         // older than the operator trusts (accept --max-age), or of no known age: any verdict is refused
 };
-std::string_view name(Lack lack);  // "absent", "unjudgeable", "inconsistent"
+std::string_view name(Lack lack);  // "absent", "unjudgeable", "inconsistent", "stale"
 
 /// One thing a verdict lacked, in the verdict's own words.
 struct Gap {
@@ -57,6 +58,8 @@ struct EvidenceRuling {
 
 /// The rule. No gap: Judged. A gap: Fail (an acceptance) or NoVerdict (a comparison), unless `override_flag` names
 /// the flag with which the operator accepted the lack ("--waive-unjudged", "--partial"; "" for none): Overridden.
+/// A stale gap is NoVerdict whatever the stakes and the flag: a verdict on evidence too old is not drawn at all
+/// (run again), so that a stale PASS is never re-used and a stale FAIL never drains a repaired node.
 EvidenceRuling rule_on(Stakes stakes, std::vector<Gap> gaps, std::string_view override_flag = {});
 
 /// A comparison's NO VERDICT where the judge stops at it (compare with no row in common, a fleet with pairs missing):
