@@ -201,6 +201,22 @@ int run_cli(int argc, char** argv) {
   import->add_option("--label", o.label, "the run's label (tables and compare name it so)");
   add_max_file_size(import, o);
 
+  auto* exporter = app.add_subcommand(
+      "export",
+      "results, and the verdicts accept and fleet wrote with --format json, as Prometheus metrics: to stdout (a "
+      "Pushgateway) or atomically into node_exporter's textfile-collector folder");
+  exporter->add_option("files", o.files, "result files, accept/fleet JSON verdicts, or directories of them")
+      ->required();
+  exporter->add_option("--format", o.format, "openmetrics (the Prometheus text exposition, ending in # EOF)")
+      ->check(CLI::IsMember({"openmetrics"}))
+      ->default_str("openmetrics");
+  exporter->add_option("--textfile-dir", o.textfile_dir,
+                       "write NAME.prom into this folder (node_exporter's --collector.textfile.directory) instead of "
+                       "stdout");
+  exporter->add_option("--textfile-name", o.textfile_name, "the file's name in --textfile-dir, without .prom")
+      ->capture_default_str();
+  add_max_file_size(exporter, o);
+
   try {
     app.parse(argc, argv);
     if (import->parsed()) {
@@ -246,6 +262,12 @@ int run_cli(int argc, char** argv) {
     }
     if (get->parsed()) {
       return run_get(o);
+    }
+    if (exporter->parsed()) {
+      if (exporter->get_option("--format")->count() == 0) {
+        o.format = "openmetrics";
+      }
+      return run_export(o);
     }
     if (benches->parsed()) {
       if (benches->get_option("--format")->count() == 0) {

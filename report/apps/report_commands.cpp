@@ -32,9 +32,24 @@
 
 namespace ccbench::report_cli {
 
+namespace report = ccbench::report;
+
 namespace {
 
-namespace report = ccbench::report;
+/// The files an argument names: a file as it is, a folder's entries (the reader takes its *.json).
+std::vector<std::filesystem::path> files_named(const std::string& argument) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(argument, ec)) {
+    return {argument};
+  }
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(argument, ec)) {
+    out.push_back(entry.path());
+  }
+  return out;
+}
+
+}  // namespace
 
 /// --max-file-size: the most bytes read from one input file (its form as -b/-e: 256M, 1G).
 std::uintmax_t max_file_bytes(const Options& o) {
@@ -44,6 +59,45 @@ std::uintmax_t max_file_bytes(const Options& o) {
   }
   return *bytes;
 }
+
+void emit(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    try {
+      ccbench::write_file_atomically(path, text);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {  // a path that cannot be written is the caller's: exit 2, as a bench's --out
+      throw UsageError(e.what());
+    }
+  }
+}
+
+/// An output (-o, --html, --junit) is checked against every input before anything is read or written: the same
+/// file by device and inode (a hard link, a symlink or another spelling of it is the same file), never by name.
+/// No output ever replaces an input (a log may be the only copy there is). "" and "-" are no file.
+void check_not_an_input(const std::string& output, std::string_view flag, const std::vector<std::string>& inputs) {
+  if (output.empty() || output == "-") {
+    return;
+  }
+  struct stat out {};
+  if (::stat(output.c_str(), &out) != 0) {
+    return;  // not there yet: no input
+  }
+  for (const auto& argument : inputs) {
+    for (const auto& input : files_named(argument)) {
+      struct stat in {};
+      if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        throw UsageError(
+            fmt::format("{} {}: is the input {}; writing it would replace that input", flag, output, input.string()));
+      }
+    }
+  }
+}
+
+namespace {
 
 report::Format format_of(const Options& o) {
   const auto f = report::parse_format(o.format);
@@ -91,58 +145,6 @@ double parse_percent(std::string_view option, std::string text, double lo, doubl
         fmt::format("{} {}: expected a percentage above {:g} and at most {:g}, like 3 or 3%", option, given, lo, hi));
   }
   return pct;
-}
-
-void emit(const std::string& text, const std::string& path) {
-  if (path.empty() || path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    try {
-      ccbench::write_file_atomically(path, text);
-    } catch (const UsageError&) {
-      throw;
-    } catch (const std::exception& e) {  // a path that cannot be written is the caller's: exit 2, as a bench's --out
-      throw UsageError(e.what());
-    }
-  }
-}
-
-/// get FILE POINTER: the value(s) there, a line each (json_get.hpp), or with --count how many.
-
-/// The files an argument names: a file as it is, a folder's entries (the reader takes its *.json).
-std::vector<std::filesystem::path> files_named(const std::string& argument) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(argument, ec)) {
-    return {argument};
-  }
-  std::vector<std::filesystem::path> out;
-  for (const auto& entry : std::filesystem::directory_iterator(argument, ec)) {
-    out.push_back(entry.path());
-  }
-  return out;
-}
-
-/// An output (-o, --html, --junit) is checked against every input before anything is read or written: the same
-/// file by device and inode (a hard link, a symlink or another spelling of it is the same file), never by name.
-/// No output ever replaces an input (a log may be the only copy there is). "" and "-" are no file.
-void check_not_an_input(const std::string& output, std::string_view flag, const std::vector<std::string>& inputs) {
-  if (output.empty() || output == "-") {
-    return;
-  }
-  struct stat out {};
-  if (::stat(output.c_str(), &out) != 0) {
-    return;  // not there yet: no input
-  }
-  for (const auto& argument : inputs) {
-    for (const auto& input : files_named(argument)) {
-      struct stat in {};
-      if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
-        throw UsageError(
-            fmt::format("{} {}: is the input {}; writing it would replace that input", flag, output, input.string()));
-      }
-    }
-  }
 }
 
 /// --junit: a path that can be written and that is no input (writing it would replace a result), checked

@@ -53,6 +53,9 @@ struct Options {
   // html, import
   std::string out;
   std::string title = "ccbench report";
+  // export
+  std::string textfile_dir;               // node_exporter's --collector.textfile.directory; "" for stdout
+  std::string textfile_name = "ccbench";  // NAME.prom in it
   // every subcommand
   std::string max_file_size = "256M";
   std::vector<std::string> waive_unjudged;  // accept --waive-unjudged: check ids, or all
@@ -63,6 +66,14 @@ struct Options {
 /// The fleet verdict streams its files: its memory does not grow with them, so it reads larger ones by default.
 constexpr std::string_view kFleetMaxFileSize = "16G";
 
+/// --max-file-size: the most bytes read from one input file (its form as -b/-e: 256M, 1G).
+std::uintmax_t max_file_bytes(const Options& o);
+/// `text` to stdout ("" or "-") or atomically to the file `path` (a path that cannot be written: UsageError).
+void emit(const std::string& text, const std::string& path);
+/// An output (-o, --html, --junit, --textfile-dir) is checked against every input before anything is read or
+/// written: the same file by device and inode, never by name; UsageError when it is one. "" and "-" are no file.
+void check_not_an_input(const std::string& output, std::string_view flag, const std::vector<std::string>& inputs);
+
 int run_get(const Options& o);
 int run_benches(const Options& o);
 int run_table(const Options& o);
@@ -71,6 +82,8 @@ int run_regression(const Options& o);
 int run_accept(const Options& o);
 int run_fleet(const Options& o);
 int run_html(const Options& o);
+/// export: results and accept's and fleet's JSON verdicts as Prometheus metrics (stdout or --textfile-dir).
+int run_export(const Options& o);
 /// `argv`: the importer's own command line, for a log that keeps none.
 int run_import(const Options& o, const std::vector<std::string>& argv);
 

@@ -39,13 +39,18 @@ Labels with(Labels labels, std::string_view name, std::string value) {
   return labels;
 }
 
-/// node, bench, backend and timing of a run: what its run-level series (time, fabric) are told apart by.
+/// node, bench, backend, timing and ranks of a run: what its run-level series (time, fabric) are told apart by.
 Labels run_labels(const LoadedRun& run, std::string node) {
   const CaseResult* first = run.doc.results.empty() ? nullptr : &run.doc.results.front();
+  std::size_t ranks = 0;
+  for (const auto& h : run.doc.environment.hosts) {
+    ranks += h.ranks.size();
+  }
   return {{"node", std::move(node)},
           {"bench", run.doc.run.benchmark},
           {"backend", first != nullptr ? first->backend : std::string()},
-          {"timing", first != nullptr ? std::string(name(first->timing)) : std::string()}};
+          {"timing", first != nullptr ? std::string(name(first->timing)) : std::string()},
+          {"nranks", std::to_string(ranks)}};
 }
 
 Labels row_labels(const LoadedRun& run, const CaseResult& r) {
