@@ -32,10 +32,10 @@ constexpr std::array kFamilies = {
     MetricFamily{"ccbench_run_timestamp_seconds",
                  "When the run ended (started, for a run cut short), seconds since the Unix epoch."},
     MetricFamily{"ccbench_fabric_reading_interval_seconds", "Seconds between the host's two fabric counter readings."},
-    MetricFamily{"ccbench_fabric_counter_delta",
+    MetricFamily{"ccbench_fabric_moved",
                  "How much a fabric counter moved over the run, in the counter's own unit (InfiniBand port_xmit_data: "
                  "4-byte words); a counter that did not move has no series."},
-    MetricFamily{"ccbench_fabric_counter_saturated",
+    MetricFamily{"ccbench_fabric_saturated",
                  "1 where the counter saturated during the run: its delta is a lower bound."},
     // acceptance verdicts (accept --format json)
     MetricFamily{"ccbench_accept_verdict", "1 for the acceptance verdict (pass, fail or waived), 0 for the others."},

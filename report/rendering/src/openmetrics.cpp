@@ -102,9 +102,9 @@ void add_run(MetricSet& m, const LoadedRun& run) {
           with(with(with(with(labels, "source", d.source), "device", d.device), "port", std::to_string(d.port)),
                "counter", d.name);
       counter = with(std::move(counter), "kind", std::string(name(d.kind)));
-      m.add("ccbench_fabric_counter_delta", counter, static_cast<double>(d.delta));
+      m.add("ccbench_fabric_moved", counter, static_cast<double>(d.delta));
       if (d.lower_bound) {
-        m.add("ccbench_fabric_counter_saturated", counter, 1);
+        m.add("ccbench_fabric_saturated", counter, 1);
       }
     }
   }

@@ -140,7 +140,7 @@ TEST(OpenMetrics, FabricDeltasPerHost) {
     moved += h.moved.size();
   }
   const auto series = checked(render_openmetrics(in));
-  EXPECT_EQ(series.at("ccbench_fabric_counter_delta"), moved);
+  EXPECT_EQ(series.at("ccbench_fabric_moved"), moved);
   EXPECT_EQ(series.at("ccbench_fabric_reading_interval_seconds"), in.runs.front().doc.fabric.size());
 }
 
