@@ -14,6 +14,8 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   chromium fonts-dejavu-core python3-pil        # the HTML report opened in headless Chromium
   python3-junitparser                           # JUnit XML from ccbench-report accept, parsed
   python3-scipy                                 # the median's interval checked against scipy.stats.binom
+  prometheus prometheus-node-exporter curl      # export: promtool check metrics, the textfile collector served
+  prometheus-pushgateway                        # export: an export pushed to a Pushgateway and read back
   slurm-wlm munge                               # the slurm tier: a two-node Slurm cluster on this machine
   iproute2 nftables                             # the cluster tier: network namespaces, veth, tc; a lossy cable
   qemu-system-x86 busybox-static kmod perftest  # the rdma tier: Soft-RoCE in a QEMU guest, perftest for reference

@@ -64,17 +64,19 @@ std::map<std::string, std::size_t> checked(const Exposition& e) {
   return series;
 }
 
-TEST(OpenMetrics, FamilyNamesFollowPrometheusNaming) {
+TEST(ReportOpenMetrics, FamilyNamesFollowPrometheusNaming) {
   std::set<std::string_view> names;
   const std::regex name("ccbench_[a-z0-9_]+");
   const std::regex reserved("_(total|count|sum|bucket|info|created)$");  // counters', histograms', info's
   const std::regex abbreviation("_(ms|us|ns|sec|gbs|gb|mb|kb|percent|pct|bits)(_|$)");
+  const std::regex type("_(counter|gauge|histogram|summary|untyped)(_|$)");  // promtool: no type in the name
   for (const auto& f : metric_families()) {
     const std::string n(f.name);
     EXPECT_TRUE(names.insert(f.name).second) << n << " twice";
     EXPECT_TRUE(std::regex_match(n, name)) << n;
     EXPECT_FALSE(std::regex_search(n, reserved)) << n << ": a gauge with a reserved suffix";
     EXPECT_FALSE(std::regex_search(n, abbreviation)) << n << ": a unit that is not a base unit";
+    EXPECT_FALSE(std::regex_search(n, type)) << n << ": a type in the name";
     if (n.find("bandwidth") != std::string::npos) {
       EXPECT_TRUE(n.ends_with("_bytes_per_second") || n.ends_with("_ratio")) << n;
     }
@@ -85,7 +87,7 @@ TEST(OpenMetrics, FamilyNamesFollowPrometheusNaming) {
   }
 }
 
-TEST(OpenMetrics, LabelValuesAreEscaped) {
+TEST(ReportOpenMetrics, LabelValuesAreEscaped) {
   EXPECT_EQ(escape_label_value("plain-host_1.x"), "plain-host_1.x");
   EXPECT_EQ(escape_label_value("a\\b\"c\nd"), R"(a\\b\"c\nd)");
   EXPECT_EQ(escape_label_value("µs <b>"), "µs <b>");  // UTF-8 and markup stay as they are
@@ -101,7 +103,7 @@ TEST(OpenMetrics, LabelValuesAreEscaped) {
   EXPECT_NE(e.text.find(R"(node="quote\"back\\slash\nnew line")"), std::string::npos);
 }
 
-TEST(OpenMetrics, ResultsGiveEveryFigureOncePerRow) {
+TEST(ReportOpenMetrics, ResultsGiveEveryFigureOncePerRow) {
   ExportInput in;
   in.runs.push_back(read_result_file(run_file("allreduce-np2-peak10.json")));
   const auto rows = in.runs.front().doc.results.size();
@@ -118,7 +120,7 @@ TEST(OpenMetrics, ResultsGiveEveryFigureOncePerRow) {
   EXPECT_EQ(e.text.find("allreduce-np2-peak10"), std::string::npos);
 }
 
-TEST(OpenMetrics, ASeriesGivenTwiceKeepsTheLaterValue) {
+TEST(ReportOpenMetrics, ASeriesGivenTwiceKeepsTheLaterValue) {
   ExportInput in;
   in.runs.push_back(read_result_file(run_file("allreduce-np4-a.json")));
   const auto once = render_openmetrics(in);
@@ -131,7 +133,7 @@ TEST(OpenMetrics, ASeriesGivenTwiceKeepsTheLaterValue) {
   EXPECT_EQ(twice.text, render_openmetrics(in).text);  // b's values, a's order (the same)
 }
 
-TEST(OpenMetrics, FabricDeltasPerHost) {
+TEST(ReportOpenMetrics, FabricDeltasPerHost) {
   ExportInput in;
   in.runs.push_back(read_result_file(std::string(CCBENCH_SOURCE_DIR) + "/tests/data/fabric/rxe-ib_write_bw.json"));
   ASSERT_FALSE(in.runs.front().doc.fabric.empty());
@@ -144,7 +146,7 @@ TEST(OpenMetrics, FabricDeltasPerHost) {
   EXPECT_EQ(series.at("ccbench_fabric_reading_interval_seconds"), in.runs.front().doc.fabric.size());
 }
 
-TEST(OpenMetrics, VerdictsAsStatesFiguresAndExpiry) {
+TEST(ReportOpenMetrics, VerdictsAsStatesFiguresAndExpiry) {
   ExportInput in;
   ExportedAccept a{"h100-sxm-8gpu", "fail", {}, epoch_seconds("2026-12-01T00:00:00Z")};
   ExportedCheck busbw{"allreduce-16g", "busbw", "fail", 412e9, 460e9, 0.9, 0.95, std::nullopt};
@@ -178,7 +180,7 @@ TEST(OpenMetrics, VerdictsAsStatesFiguresAndExpiry) {
   EXPECT_FALSE(series.contains("ccbench_fleet_level_bytes_per_second"));
 }
 
-TEST(OpenMetrics, EpochSecondsReadsRfc3339) {
+TEST(ReportOpenMetrics, EpochSecondsReadsRfc3339) {
   EXPECT_EQ(epoch_seconds("1970-01-01T00:00:00Z"), 0.0);
   EXPECT_EQ(epoch_seconds("2026-11-22T07:38:06Z"), 1795333086.0);
   EXPECT_NEAR(*epoch_seconds("2026-11-22T07:38:06.916Z"), 1795333086.916, 1e-6);
