@@ -77,15 +77,20 @@ def verdicts(args, tmp):
                 f.write(run([args.report, "accept", *inputs, "--profile", profile, "--format", "json"],
                             ok=(0, 1)).stdout)
             made.append(out)
-    # the expiry accept is to write (RFC 3339, or null): exported where present
-    with open(made[-1], encoding="utf-8") as f:
-        doc = json.load(f)
-    if "valid_until" not in doc:
-        doc["valid_until"] = "2027-01-31T00:00:00Z"
-        out = os.path.join(tmp, "accept-verdict-valid-until.json")
-        with open(out, "w", encoding="utf-8") as f:
-            json.dump(doc, f)
-        made.append(out)
+    # a profile with a validity: accept writes valid_until (RFC 3339), which the export carries
+    with open(os.path.join(args.profiles, "mpi-host-smoke.json"), encoding="utf-8") as f:
+        profile = json.load(f)
+    profile["profile_version"] = "1.1.0"
+    profile["validity"] = "24h"
+    expiring = os.path.join(tmp, "mpi-host-smoke-24h.json")
+    with open(expiring, "w", encoding="utf-8") as f:
+        json.dump(profile, f)
+    out = os.path.join(tmp, "accept-verdict-valid-until.json")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(run([args.report, "accept", runs, "--profile", expiring, "--format", "json"], ok=(0, 1)).stdout)
+    with open(out, encoding="utf-8") as f:
+        assert json.load(f)["valid_until"], "accept wrote no valid_until under a profile's validity"
+    made.append(out)
     return made
 
 

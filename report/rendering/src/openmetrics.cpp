@@ -119,7 +119,7 @@ void add_optional(MetricSet& m, std::string_view family, const Labels& labels, s
   }
 }
 
-constexpr std::array kAcceptVerdicts = {"pass", "fail", "waived"};
+constexpr std::array kAcceptVerdicts = {"pass", "fail", "waived", "warning"};
 
 void add_accept(MetricSet& m, const ExportedAccept& a) {
   const Labels profile = {{"profile", a.profile}};

@@ -165,9 +165,9 @@ TEST(ReportOpenMetrics, VerdictsAsStatesFiguresAndExpiry) {
   in.fleets.push_back(f);
   const auto e = render_openmetrics(in);
   const auto series = checked(e);
-  EXPECT_EQ(series.at("ccbench_accept_verdict"), 3U);  // pass, fail, waived: one of them 1
+  EXPECT_EQ(series.at("ccbench_accept_verdict"), 4U);  // pass, fail, waived, warning: one of them 1
   EXPECT_NE(e.text.find(R"(ccbench_accept_verdict{profile="h100-sxm-8gpu",verdict="fail"} 1)"), std::string::npos);
-  EXPECT_EQ(series.at("ccbench_accept_check_verdict"), 6U);
+  EXPECT_EQ(series.at("ccbench_accept_check_verdict"), 8U);
   EXPECT_NE(e.text.find(R"(ccbench_accept_valid_until_timestamp_seconds{profile="h100-sxm-8gpu"} 1796083200)"),
             std::string::npos);
   EXPECT_NE(e.text.find("ccbench_accept_check_min_bus_bandwidth_bytes_per_second{profile=\"h100-sxm-8gpu\","
