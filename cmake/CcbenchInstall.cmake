@@ -1,7 +1,7 @@
 # What `cmake --install` puts where (README "Install"), relocatable: nothing installed names the prefix.
 #   bin/                  the benches, ccbench-report, ccbench-topo, copy_bench, and the workflows'
 #                         entry points ccbench-accept-node, ccbench-accept-fleet, ccbench-regression,
-#                         ccbench-gpu-smoke (thin wrappers)
+#                         ccbench-gpu-smoke, ccbench-drain (thin wrappers)
 #   libexec/ccbench/      the workflow scripts themselves: they source env.sh and lib/ beside them, so
 #                         they stay together there and bin/ gets one prefixed name each, not
 #                         "regression.sh" on every user's PATH
@@ -25,7 +25,7 @@ endforeach()
 
 # Workflow scripts and what they source. The scripts that build from a source tree (quickstart,
 # test, lint, fuzz, install-deps, compare-builds, check-benches, fidelity) are not installed.
-set(_ccbench_workflows accept-node accept-fleet regression gpu-smoke)
+set(_ccbench_workflows accept-node accept-fleet regression gpu-smoke drain)
 foreach(_wf IN LISTS _ccbench_workflows)
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/${_wf}.sh DESTINATION ${CCBENCH_INSTALL_LIBEXECDIR}
           COMPONENT ccbench)

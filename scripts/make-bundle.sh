@@ -147,7 +147,7 @@ EOF
   chmod +x "$b/bin/$1"
 }
 for f in "$b"/libexec/ccbench/bin/*; do wrapper "$(basename "$f")" "libexec/ccbench/bin/$(basename "$f")"; done
-for wf in accept-node accept-fleet regression gpu-smoke; do wrapper "ccbench-$wf" "libexec/ccbench/$wf.sh"; done
+for wf in accept-node accept-fleet regression gpu-smoke drain; do wrapper "ccbench-$wf" "libexec/ccbench/$wf.sh"; done
 wrapper mpirun lib/ccbench/openmpi/bin/mpirun
 wrapper mpiexec lib/ccbench/openmpi/bin/mpiexec
 cat >"$b/bin/ccbench-env" <<'EOF'

@@ -85,7 +85,7 @@ def relocated(args):
         programs = sorted(p.name for p in bindir.iterdir())
         print("installed bin/:", " ".join(programs))
         for want in ["allreduce_bench", "sendrecv_bench", "ccbench-report", "ccbench-topo", "ccbench-accept-node",
-                     "ccbench-accept-fleet", "ccbench-regression"]:
+                     "ccbench-accept-fleet", "ccbench-regression", "ccbench-drain"]:
             assert want in programs, f"bin/{want} was not installed"
         for data in ["share/ccbench/profiles/mpi-host-smoke.json", "share/ccbench/suites/smoke.suite",
                      "share/ccbench/hardware.json", "share/ccbench/ccbench.result.schema.json",
@@ -100,7 +100,7 @@ def relocated(args):
         versions = " && ".join(f"echo == {p} && '{bindir / p}' --version" for p in programs
                                if p.endswith("_bench") or p in ("ccbench-report", "ccbench-topo"))
         steps = (f"test -z \"$(ls -A '{hide[0]}')\" && echo 'source tree hidden: {hide[0]} is empty' && "
-                 f"{versions} && cd '{out}' && "
+                 f"{versions} && '{bindir}/ccbench-drain' --help | grep -q 'State=RESUME' && cd '{out}' && "
                  f"mpirun -np 2 --oversubscribe '{bindir}/allreduce_bench' -b 8 -e 1M -c 1 --out ar.json && "
                  f"'{bindir}/ccbench-report' accept --profile mpi-host-smoke ar.json")
         p = sh(hidden(steps, hide), check=False, env=env, timeout=300)
