@@ -11,7 +11,8 @@ its jobs) runs in a network namespace of its own, ccbsID-n1, whose eth0 has the 
 namespace, where slurmctld, munged and the clients run; and in a UTS namespace of its own whose
 hostname is the node's name (Open MPI decides from the hostname which ranks share memory). Open
 MPI's TCP traffic between the nodes goes over that link (btl/tcp leaves out lo by default).
-munged's socket is a file, which the namespaces share (they keep the root mount namespace).
+munged's socket is a file, which the nodes share: each has a mount namespace of its own, but only for a /sys that
+is its network namespace's (its own eth0, so its own machine id); every other mount is the root's.
 mpi.conf sets PMIxCollFence=ring: Slurm 22.05's default runs a fence without data as a tree, which
 with fewer nodes than TreeWidth (50) is no barrier at all, and Open MPI 4.1 relies on one at the
 end of MPI_Init (see _write_conf). Clients need only SLURM_CONF (see env()).
@@ -98,11 +99,17 @@ class SlurmCluster:
                     self.dir / "run/slurmctld.pid")
         self._wait("slurmctld answers", lambda: self.run(["scontrol", "ping"], check=False).returncode == 0, 20)
         for node in self.node_names:
-            # The node's network namespace (nsenter keeps the mount namespace: munged's socket, the directory),
-            # a UTS namespace named after it; nsenter execs unshare, unshare sh, sh slurmd: the Popen pid is
-            # slurmd's (and the PID file's).
-            cmd = ["nsenter", f"--net=/run/netns/{self.namespace(node)}", "unshare", "--uts", "sh", "-c",
-                   f'hostname {node} && exec "$0" "$@"', _tool("slurmd"), "-D", "-N", node, "-f", str(self.conf)]
+            # The node's network namespace, and a mount namespace of its own whose /sys is that network
+            # namespace's (as `ip netns exec` makes it): the node sees its own eth0 in /sys/class/net, so its
+            # machine id (the hash of its interfaces' MACs) is its own, as a host's is, and --all-pairs does not
+            # take two nodes for one machine. The cgroup tree is carried over onto the new /sys (slurmd needs it);
+            # every other mount is the root's (munged's socket, the directory). A UTS namespace named after the
+            # node. nsenter execs unshare, unshare sh, sh slurmd: the Popen pid is slurmd's (and the PID file's).
+            cgroup = self.dir / f"run/cgroup-{node}"
+            setup = (f'set -e; mkdir -p {cgroup}; mount --rbind /sys/fs/cgroup {cgroup}; mount -t sysfs sysfs /sys; '
+                     f'mount --rbind {cgroup} /sys/fs/cgroup; umount -l {cgroup}; hostname {node}; exec "$0" "$@"')
+            cmd = ["nsenter", f"--net=/run/netns/{self.namespace(node)}", "unshare", "--mount", "--uts", "sh", "-c",
+                   setup, _tool("slurmd"), "-D", "-N", node, "-f", str(self.conf)]
             self._spawn(f"slurmd-{node}", cmd, self.dir / f"run/slurmd-{node}.pid")
         self._wait("every node idle", self._all_idle, 30)
         nodes = ", ".join(f"{n} ({self.address(k)})" for k, n in enumerate(self.node_names))
