@@ -3,7 +3,8 @@
 # `ccbench-report fleet`, which names a FLEET LOW, a SPLIT, a BAD HOST or a BAD LINK; the verdict is the exit code.
 #   0. ccbench-report fleet --check: the verdict's options, before any host is used
 #   1. BENCH --all-pairs at one size over the hosts of --hostfile (mpirun) or of the allocation (srun)
-#   2. ccbench-report fleet OUT/fleet.json --junit OUT/fleet.xml (terminal), fleet.md, fleet.html
+#   2. ccbench-report fleet OUT/fleet.json --junit OUT/fleet.xml (terminal), fleet.md, fleet.html,
+#      fleet-verdict.json (the verdict as JSON: ccbench-drain's input)
 #      (a sweep that timed out: the pairs it measured, --partial)
 # Exit: 0 nothing named; 1 something named (or the sweep ended without a result);
 # 2 bad input (one line); 3 the sweep timed out (after the verdict on what it measured).
@@ -143,6 +144,8 @@ verdict=0
 "$report" fleet "$out/fleet.json" "${verdict_flags[@]}" --junit "$out/fleet.xml" | tee "$out/fleet.txt" ||
   verdict=${PIPESTATUS[0]}
 "$report" fleet "$out/fleet.json" "${verdict_flags[@]}" --format markdown >"$out/fleet.md" || true
+# The verdict as JSON, for what acts on it (ccbench-drain --verdict OUT/fleet-verdict.json).
+"$report" fleet "$out/fleet.json" "${verdict_flags[@]}" --format json >"$out/fleet-verdict.json" || true
 # The page holds every result in memory (the verdict streams them): 4 GiB of results is 1,024 hosts and more.
 "$report" html "$out/fleet.json" -o "$out/fleet.html" --title "ccbench fleet: $hosts hosts" --max-file-size 4G \
   2>/dev/null || true
@@ -151,5 +154,5 @@ if [ "$rc" = 3 ]; then
   echo "$prog: the sweep timed out (exit 3); the pairs it measured are judged above (verdict exit $verdict)" >&2
   exit 3
 fi
-echo "$prog: verdict $([ "$verdict" = 0 ] && echo "nothing named" || echo "something named") (exit $verdict); $out/fleet.{txt,md,xml,html}"
+echo "$prog: verdict $([ "$verdict" = 0 ] && echo "nothing named" || echo "something named") (exit $verdict); $out/fleet.{txt,md,xml,html}, $out/fleet-verdict.json"
 exit "$verdict"
