@@ -5,6 +5,9 @@ nodes (n1, n2) brought up on this machine by slurm_cluster.py, with the MPI back
   slurm_test.py --bin-dir DIR --report PATH --schema S sweep        sweep.sbatch, 2 nodes x 2 tasks
   slurm_test.py ... accept_pass    accept-node.sbatch, 1 node, profile mpi-host-smoke: ExitCode 0:0
   slurm_test.py ... accept_fail    the same with an impossible busbw threshold: ExitCode 1:0
+  slurm_test.py ... drain          ccbench-drain on fleet verdicts, 4 nodes: n3's link slow -> DRAIN with ccbench's
+                                   reason; restored -> RESUME; an admin's drain and an unjudged node untouched
+                                   (slurm_drain.py)
 
 The scripts are submitted as users submit them: their #SBATCH lines ask for 8 GPUs per node, and
 the command line overrides that (--gpus-per-node=0, --ntasks-per-node=2), as on a cluster without
@@ -24,6 +27,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tools"))
 import slurm_cluster  # noqa: E402
+import slurm_drain  # noqa: E402
 import validate_result  # noqa: E402
 
 SKIP = 77
@@ -184,16 +188,17 @@ def main():
     parser.add_argument("--bin-dir", required=True)
     parser.add_argument("--report", required=True)
     parser.add_argument("--schema", required=True)
-    parser.add_argument("what", choices=["sweep", "accept_pass", "accept_fail"])
+    parser.add_argument("what", choices=["sweep", "accept_pass", "accept_fail", "drain"])
     args = parser.parse_args()
     problem = slurm_cluster.missing_prerequisites()
     if problem:
         print(f"SKIPPED: {problem}")
         return SKIP
-    handler = {"sweep": sweep, "accept_pass": accept_pass, "accept_fail": accept_fail}[args.what]
+    handler = {"sweep": sweep, "accept_pass": accept_pass, "accept_fail": accept_fail,
+               "drain": slurm_drain.drain}[args.what]
     slurm_cluster.raise_on_sigterm()
     t0 = time.monotonic()
-    with slurm_cluster.SlurmCluster(nodes=2) as cluster:
+    with slurm_cluster.SlurmCluster(nodes=slurm_drain.NODES if args.what == "drain" else 2) as cluster:
         try:
             handler(cluster, args)
         except AssertionError:
