@@ -183,8 +183,8 @@ read_fleet() {  # read_fleet FILE
       state[$host]=bad
     elif [ "$v" = ok ]; then
       state[$host]=${state[$host]:-ok}
-    else
-      state[$host]=other
+    elif [ "${state[$host]:-}" != bad ]; then
+      state[$host]=other  # a row neither ok nor bad_host (none yet): not a pass
     fi
   done <<<"$rows"
   for host in "${!state[@]}"; do
@@ -207,7 +207,7 @@ read_fleet() {  # read_fleet FILE
 }
 
 read_accept() {  # read_accept FILE
-  local f=$1 verdict until dir hosts=() results=() r names n i id measured threshold figure
+  local f=$1 verdict until dir hosts=() results=() r h names n i id measured threshold figure
   verdict=$(get "$f" /verdict --missing-ok)
   case $verdict in
     pass | fail | warning | waived) ;;
@@ -227,7 +227,7 @@ read_accept() {  # read_accept FILE
     n=$(get "$r" /environment/hosts --count)
     [ "$(lines_of "$names")" = "$n" ] || die "$r: a host name holds a newline: unreadable, nothing changed"
     results+=("$r")
-    while IFS= read -r r; do hosts+=("$r"); done <<<"$names"
+    while IFS= read -r h; do hosts+=("$h"); done <<<"$names"
   done
   if [ -n "$accept_host" ]; then
     hosts=("$accept_host")

@@ -6,7 +6,7 @@ host names rewritten where a case needs other names.
 
   drain_test.py --report BIN CASE
     dry-run      fleet: node2 a BAD HOST: one scontrol line printed (a shell script: piped to sh it does the same
-                 update), nothing run
+                 update), nothing run; 2 ranks a host, node2 bad on both lanes: one line
     apply        --apply --log: node2 drained with the ccbench reason, the log names the verdict; again: nothing
     resume       a fleet that names nothing: ccbench's drain resumed; admin-drained, down, down with ccbench's
                  reason and an unjudged node drained by ccbench all left as they were
@@ -174,7 +174,10 @@ def dry_run(report, tmp):
     # The output is a shell script: run by sh, it does what --apply would.
     sh = subprocess.run(["sh"], input=p.stdout, env=s.env(), capture_output=True, text=True)
     assert sh.returncode == 0 and s.updates() == [cmds[0][1:]], f"sh: {sh.returncode} {sh.stderr} {s.updates()}"
-    print(f"PASS: dry run printed one line, ran nothing; piped to sh it drains node2 ({reason})")
+    # 2 ranks a host (a lane each): node2 BAD HOST on both lanes is drained once, on its worse lane's figure.
+    lanes = commands(s.drain("--verdict", fleet_verdict(report, tmp, run="fleet-lanes.json")).stdout)
+    assert [c[:4] for c in lanes] == [["scontrol", "update", "NodeName=node2", "State=DRAIN"]], lanes
+    print(f"PASS: dry run printed one line, ran nothing; piped to sh it drains node2 ({reason}); 2 lanes: one line")
 
 
 def apply(report, tmp):
