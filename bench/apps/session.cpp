@@ -229,6 +229,13 @@ Session::BackendFacts Session::backend_facts() {
 bool Session::sweep() {
   std::optional<Runner> runner;
   if (m_member.backend != nullptr) {
+    std::vector<CaseSpec> cases;  // what the backend will be asked to prepare, so it may size its buffers once
+    for (const std::uint64_t size : m_in.plan.sizes) {
+      for (const bool in_place : m_in.plan.placements) {
+        cases.push_back(base_result(*m_member.plan, size, in_place).spec);
+      }
+    }
+    m_member.backend->expect(cases);
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
     if (const double late = debug::late_s(m_world.rank()); late > 0) {  // a test hook (CCBENCH_DEBUG_LATE)
       runner->before_sample([late] { std::this_thread::sleep_for(std::chrono::duration<double>(late)); });

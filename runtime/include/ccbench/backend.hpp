@@ -52,6 +52,10 @@ class Backend {
   /// for host memory. Topology uses it to find the rank's GPU and its links.
   [[nodiscard]] virtual std::string device_bus_id() const = 0;
   [[nodiscard]] virtual Support supports(const CaseSpec& spec) const = 0;
+  /// Every case the sweep will prepare on this group (each size and placement, in order), before the first:
+  /// a backend may size its buffers once for all of them (NCCL under -R allocates and registers once for the
+  /// largest, as nccl-tests does). Called on every rank of the group; the default does nothing.
+  virtual void expect(std::span<const CaseSpec> cases) { (void)cases; }
   /// Allocates (or reuses) buffers for the case and makes it current.
   virtual void prepare(const CaseSpec& spec) = 0;
   /// Writes the verification pattern into the current case's input (untimed).

@@ -7,9 +7,11 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -116,6 +118,7 @@ class NcclBackend final : public Backend {
   [[nodiscard]] std::string device_bus_id() const override { return m_bus_id; }
   [[nodiscard]] Support supports(const CaseSpec& spec) const override;
   [[nodiscard]] MemoryNeed memory_need(const CaseSpec& spec) const override;
+  void expect(std::span<const CaseSpec> cases) override;
   void prepare(const CaseSpec& spec) override;
   void fill_pattern() override;
   void enqueue() override;
@@ -146,7 +149,7 @@ class NcclBackend final : public Backend {
   int m_group_sm_major;      // the lowest compute capability in the group
   bool m_check;
   cuda::Stream m_stream;
-  nccl_detail::NcclMemory m_send_alloc;  // released (deregistered) in the destructor, before the communicator
+  nccl_detail::NcclMemory m_send_alloc;  // deregistered in the destructor, freed after the communicator
   nccl_detail::NcclMemory m_recv_alloc;
   cuda::DeviceBuffer m_wrong;  // the device-side wrong-element count (kernels)
   Communicator m_comm;
@@ -169,7 +172,7 @@ class NcclBackend final : public Backend {
  public:
   ~NcclBackend() override {
     drop_graph();
-    m_send_alloc.release(m_comm);  // registrations end before their communicator does
+    m_send_alloc.release(m_comm);  // registrations end before their communicator does, the memory after it
     m_recv_alloc.release(m_comm);
     m_comm.release_before_abort({});  // the graph's members go before the communicator does
   }
@@ -261,12 +264,12 @@ OpArgs NcclBackend::op_args(const CaseSpec& spec) const {
   return args;
 }
 
-// A growing buffer frees its old allocation first: it needs what it grows by.
+// Without -R a growing buffer frees its old allocation first: it needs what it grows by. Under -R it needs the
+// planned allocation whole (nothing registered is freed before the communicator ends).
 MemoryNeed NcclBackend::memory_need(const CaseSpec& spec) const {
   const nccl_detail::Footprint need = nccl_detail::footprint(spec, m_comm.size());
-  const auto growth = [](std::size_t want, std::size_t have) { return want > have ? want - have : 0; };
   MemoryNeed out;
-  out.device_bytes = growth(need.send_bytes, m_send_alloc.bytes()) + growth(need.recv_bytes, m_recv_alloc.bytes());
+  out.device_bytes = m_send_alloc.growth(need.send_bytes) + m_recv_alloc.growth(need.recv_bytes);
   if (out.device_bytes > 0) {
     std::size_t free = 0;
     std::size_t total = 0;
@@ -274,6 +277,17 @@ MemoryNeed NcclBackend::memory_need(const CaseSpec& spec) const {
     out.device_free_bytes = free;
   }
   return out;
+}
+
+// Under -R the buffers are allocated and registered once, for the largest case this backend will run (issue
+// 38, section 1: nothing registered is freed while the communicator lives, see nccl_memory.hpp).
+void NcclBackend::expect(std::span<const CaseSpec> cases) {
+  std::vector<CaseSpec> runnable;
+  std::copy_if(cases.begin(), cases.end(), std::back_inserter(runnable),
+               [this](const CaseSpec& spec) { return supports(spec).supported; });
+  const nccl_detail::Footprint largest = nccl_detail::largest_footprint(runnable, m_comm.size());
+  m_send_alloc.plan(largest.send_bytes);
+  m_recv_alloc.plan(largest.recv_bytes);
 }
 
 void NcclBackend::prepare(const CaseSpec& spec) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "nccl_api.hpp"
 #include "nccl_check.hpp"
 
@@ -12,8 +14,14 @@ static_assert(kWindowSymmetric == NCCL_WIN_COLL_SYMMETRIC, "nccl.h's NCCL_WIN_CO
 #endif
 
 NcclMemory::~NcclMemory() {
-  if (m_ptr != nullptr && nccl().MemFree != nullptr) {
-    (void)nccl().MemFree(m_ptr);  // never registered, or its communicator is gone: the memory alone
+  if (nccl_api() == nullptr || nccl().MemFree == nullptr) {
+    return;
+  }
+  for (void* ptr : m_outgrown) {
+    (void)nccl().MemFree(ptr);  // its communicator has ended: the memory alone
+  }
+  if (m_ptr != nullptr) {
+    (void)nccl().MemFree(m_ptr);
   }
 }
 
@@ -21,21 +29,41 @@ std::byte* NcclMemory::data() const {
   return m_mode == Registration::None ? m_plain.data() : static_cast<std::byte*>(m_ptr);
 }
 
-void NcclMemory::reserve(std::size_t bytes, Communicator& comm) {
+void NcclMemory::plan(std::size_t bytes) {
+  if (m_mode != Registration::None) {
+    m_planned = std::max(m_planned, bytes);
+  }
+}
+
+std::size_t NcclMemory::growth(std::size_t bytes) const {
   if (m_mode == Registration::None) {
+    return bytes > m_plain.bytes() ? bytes - m_plain.bytes() : 0;
+  }
+  return bytes > m_bytes ? std::max(bytes, m_planned) : 0;
+}
+
+bool NcclMemory::reserve(std::size_t bytes, Communicator& comm) {
+  if (m_mode == Registration::None) {
+    const bool grows = bytes > m_plain.bytes();
     m_plain.reserve(bytes);
-    return;
+    return grows;
   }
   if (bytes <= m_bytes) {
-    return;
+    return false;
   }
-  release(comm);
+  bytes = std::max(bytes, m_planned);
   const auto& api = nccl();
   if (api.MemAlloc == nullptr || api.CommRegister == nullptr ||
       (m_mode == Registration::Symmetric && api.CommWindowRegister == nullptr)) {
     throw BackendError(
         fmt::format("-R {}: the NCCL library {} lacks the registration calls", static_cast<int>(m_mode), api.file));
   }
+  deregister(comm);
+  if (m_ptr != nullptr) {
+    m_outgrown.push_back(m_ptr);  // a graph's registration of it may live on in NCCL: never handed out again
+  }
+  m_ptr = nullptr;
+  m_bytes = 0;
   nccl_check(api.MemAlloc(&m_ptr, bytes), nullptr, fmt::format("ncclMemAlloc of {} bytes ({})", bytes, m_what));
   m_bytes = bytes;
   if (m_mode == Registration::Local) {
@@ -44,26 +72,22 @@ void NcclMemory::reserve(std::size_t bytes, Communicator& comm) {
     comm.complete(api.CommWindowRegister(comm.get(), m_ptr, bytes, &m_handle, kWindowSymmetric),
                   "ncclCommWindowRegister of the " + m_what);
   }
+  return true;
 }
 
-void NcclMemory::release(Communicator& comm) noexcept {
-  if (m_ptr == nullptr) {
+void NcclMemory::deregister(Communicator& comm) noexcept {
+  if (m_handle == nullptr) {
     return;
   }
   try {
     const auto& api = nccl();
-    if (m_handle != nullptr) {
-      const ncclComm_t c = comm.get();
-      (void)(m_mode == Registration::Local ? api.CommDeregister(c, m_handle) : api.CommWindowDeregister(c, m_handle));
-    }
+    const ncclComm_t c = comm.get();
+    (void)(m_mode == Registration::Local ? api.CommDeregister(c, m_handle) : api.CommWindowDeregister(c, m_handle));
   } catch (...) {  // the communicator was aborted: its registrations went with it
   }
   m_handle = nullptr;
-  if (nccl_api() != nullptr && nccl().MemFree != nullptr) {
-    (void)nccl().MemFree(m_ptr);
-  }
-  m_ptr = nullptr;
-  m_bytes = 0;
 }
+
+void NcclMemory::release(Communicator& comm) noexcept { deregister(comm); }
 
 }  // namespace ccbench::nccl_detail

@@ -127,6 +127,16 @@ Footprint footprint(const CaseSpec& spec, int nranks) {
   return Footprint{send, recv};
 }
 
+Footprint largest_footprint(std::span<const CaseSpec> cases, int nranks) {
+  Footprint out;
+  for (const CaseSpec& spec : cases) {
+    const Footprint f = footprint(spec, nranks);
+    out.send_bytes = std::max(out.send_bytes, f.send_bytes);
+    out.recv_bytes = std::max(out.recv_bytes, f.recv_bytes);
+  }
+  return out;
+}
+
 Layout layout(const CaseSpec& spec, int nranks, int rank, std::byte* send_alloc, std::byte* recv_alloc) {
   const CollectiveInfo& coll = info(spec.collective);
   Layout l;

@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <span>
 
 #include "ccbench/backend.hpp"
 #include "ccbench/traffic.hpp"
@@ -17,6 +18,8 @@ struct Footprint {
   std::size_t recv_bytes = 0;
 };
 Footprint footprint(const CaseSpec& spec, int nranks);
+/// The largest of each allocation over `cases` (a sweep's): what -R allocates once.
+Footprint largest_footprint(std::span<const CaseSpec> cases, int nranks);
 
 /// Where a case's buffers are. In place (NCCL's definitions): all_reduce, broadcast, reduce use
 /// send == recv; all_gather sends from recv + rank*count; reduce_scatter receives into

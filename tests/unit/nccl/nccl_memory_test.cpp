@@ -1,0 +1,123 @@
+// The NCCL backend's buffers under -R against a recording stand-in libnccl (issue 38, section 1): registered
+// memory is allocated and registered once for the sweep's largest case and freed only after the communicator
+// has ended, so no range NCCL has registered is ever handed out again while the communicator lives.
+#include "nccl_memory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ccbench/case_spec.hpp"
+#include "communicator.hpp"
+#include "fake_nccl_client.hpp"
+#include "nccl_ops.hpp"
+
+namespace ccbench::nccl_detail {
+namespace {
+
+using testing::FakeNccl;
+
+/// The backend's members in its order: the buffers outlive the communicator, and are deregistered before it ends.
+struct Backend {
+  explicit Backend(Registration mode) : send(mode, "send buffer"), recv(mode, "receive buffer") {}
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  Backend(Backend&&) = delete;
+  Backend& operator=(Backend&&) = delete;
+  ~Backend() {
+    send.release(comm);
+    recv.release(comm);
+  }
+  void prepare(const CaseSpec& spec) {
+    const Footprint need = footprint(spec, comm.size());
+    send.reserve(need.send_bytes, comm);
+    recv.reserve(need.recv_bytes, comm);
+  }
+  NcclMemory send;
+  NcclMemory recv;
+  Communicator comm{ncclUniqueId{}, 2, 0, 10.0};
+};
+
+/// all_reduce of float32 from 1 KiB to 64 MiB, out of place and in place: nccl-tests' -b 1K -e 64M -f 4.
+std::vector<CaseSpec> sweep() {
+  std::vector<CaseSpec> out;
+  for (std::uint64_t bytes = 1024; bytes <= (std::uint64_t{64} << 20); bytes *= 4) {
+    for (const bool in_place : {false, true}) {
+      CaseSpec spec;
+      spec.collective = Collective::AllReduce;
+      spec.in_place = in_place;
+      spec.count = bytes / 4;
+      out.push_back(spec);
+    }
+  }
+  return out;
+}
+
+std::ptrdiff_t position(const std::vector<std::string>& log, const std::string& text) {
+  const auto it =
+      std::find_if(log.begin(), log.end(), [&](const auto& l) { return l.find(text) != std::string::npos; });
+  return it == log.end() ? -1 : it - log.begin();
+}
+
+TEST(NcclMemory, RegistersOnceForTheSweepsLargestCaseAndFreesAfterTheCommunicator) {
+  const FakeNccl fake;
+  {
+    Backend backend(Registration::Local);
+    const auto cases = sweep();
+    const Footprint largest = largest_footprint(cases, 2);
+    EXPECT_EQ(largest.send_bytes, std::size_t{64} << 20);
+    backend.send.plan(largest.send_bytes);
+    backend.recv.plan(largest.recv_bytes);
+    for (const CaseSpec& spec : cases) {
+      backend.prepare(spec);
+    }
+    EXPECT_TRUE(backend.send.registered());
+    EXPECT_EQ(backend.recv.bytes(), std::size_t{64} << 20);
+  }
+  const auto log = fake.log();
+  EXPECT_EQ(fake.lines_with("ncclMemAlloc").size(), 2U) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclMemAlloc 67108864").size(), 2U) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclCommRegister").size(), 2U) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclCommDeregister").size(), 2U) << fake.text();
+  EXPECT_TRUE(fake.lines_with("HAZARD").empty()) << fake.text();
+  const auto destroyed = position(log, "ncclCommDestroy");
+  ASSERT_GE(destroyed, 0) << fake.text();
+  EXPECT_LT(position(log, "ncclCommDeregister"), destroyed) << fake.text();
+  EXPECT_GT(position(log, "ncclMemFree"), destroyed) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclMemFree").size(), 2U) << fake.text();
+}
+
+// A case beyond the plan (none was given) grows the allocation; the outgrown one is deregistered and kept, so
+// the allocator never hands its range out again while NCCL may still hold a graph's registration of it.
+TEST(NcclMemory, OutgrownRegisteredMemoryIsNeverHandedOutAgain) {
+  const FakeNccl fake;
+  {
+    Backend backend(Registration::Symmetric);
+    for (const CaseSpec& spec : sweep()) {
+      backend.prepare(spec);
+    }
+  }
+  EXPECT_TRUE(fake.lines_with("HAZARD").empty()) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclCommWindowRegister").size(), fake.lines_with("ncclMemAlloc").size());
+  const auto log = fake.log();
+  const auto destroyed = position(log, "ncclCommDestroy");
+  ASSERT_GE(destroyed, 0) << fake.text();
+  EXPECT_GT(position(log, "ncclMemFree"), destroyed) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclMemFree").size(), fake.lines_with("ncclMemAlloc").size()) << fake.text();
+}
+
+TEST(NcclMemory, NeedsThePlannedAllocationWhole) {
+  const FakeNccl fake;
+  Backend backend(Registration::Local);
+  backend.recv.plan(std::size_t{64} << 20);
+  EXPECT_EQ(backend.recv.growth(1024), std::size_t{64} << 20);
+  backend.recv.reserve(1024, backend.comm);
+  EXPECT_EQ(backend.recv.growth(1024), 0U);
+  EXPECT_EQ(backend.recv.growth(std::size_t{128} << 20), std::size_t{128} << 20);  // the old one is kept
+}
+
+}  // namespace
+}  // namespace ccbench::nccl_detail
