@@ -22,7 +22,8 @@ using testing::FakeNccl;
 
 /// The backend's members in its order: the buffers outlive the communicator, and are deregistered before it ends.
 struct Backend {
-  explicit Backend(Registration mode) : send(mode, "send buffer"), recv(mode, "receive buffer") {}
+  explicit Backend(Registration mode, bool blocking = true)
+      : send(mode, "send buffer"), recv(mode, "receive buffer"), comm(ncclUniqueId{}, 2, 0, 10.0, blocking) {}
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
   Backend(Backend&&) = delete;
@@ -38,7 +39,7 @@ struct Backend {
   }
   NcclMemory send;
   NcclMemory recv;
-  Communicator comm{ncclUniqueId{}, 2, 0, 10.0};
+  Communicator comm;
 };
 
 /// all_reduce of float32 from 1 KiB to 64 MiB, out of place and in place: nccl-tests' -b 1K -e 64M -f 4.
@@ -117,6 +118,26 @@ TEST(NcclMemory, NeedsThePlannedAllocationWhole) {
   backend.recv.reserve(1024, backend.comm);
   EXPECT_EQ(backend.recv.growth(1024), 0U);
   EXPECT_EQ(backend.recv.growth(std::size_t{128} << 20), std::size_t{128} << 20);  // the old one is kept
+}
+
+// Issue 38, section 2: on a non-blocking communicator a registration returns ncclSuccess with its work still
+// running; the next registration (the receive buffer's) and the deregistrations must wait until it settles.
+TEST(NcclMemory, SettlesANonBlockingCommunicatorAfterEachRegistration) {
+  FakeNcclScript script;
+  script.settle_polls = 3;
+  const FakeNccl fake(script);
+  {
+    Backend backend(Registration::Symmetric, /*blocking=*/false);
+    CaseSpec spec;
+    spec.count = 1024;
+    EXPECT_NO_THROW(backend.prepare(spec));
+    EXPECT_TRUE(backend.send.registered());
+    EXPECT_TRUE(backend.recv.registered());
+  }
+  EXPECT_TRUE(fake.lines_with("MISUSE").empty()) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclCommWindowRegister").size(), 2U) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclCommWindowDeregister").size(), 2U) << fake.text();
+  EXPECT_EQ(fake.lines_with("ncclCommDestroy").size(), 1U) << fake.text();  // finalized cleanly, not aborted
 }
 
 }  // namespace

@@ -105,6 +105,11 @@ void Communicator::complete(ncclResult_t result, const std::string& what) {
   wait_until([] { return true; }, what);
 }
 
+void Communicator::settle(ncclResult_t result, const std::string& what) {
+  complete(result, what);
+  wait_until([] { return true; }, what);
+}
+
 bool Communicator::settled(const std::string& what) {
   const ncclComm_t comm = get();
   ncclResult_t state = ncclSuccess;

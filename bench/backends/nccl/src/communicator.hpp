@@ -62,6 +62,11 @@ class Communicator {
   /// ncclSuccess returns, ncclInProgress is polled to completion within the timeout, anything
   /// else throws BackendError.
   void complete(ncclResult_t result, const std::string& what);
+  /// complete(), then polls until no call is in progress on the communicator. On a non-blocking one
+  /// ncclCommRegister and ncclCommWindowRegister (and their deregistrations) hand their work to a helper thread
+  /// and still return ncclSuccess; the next call would meet "Attempt to use communicator before the previous
+  /// operation returned ncclSuccess". On a blocking one this is one ncclCommGetAsyncError.
+  void settle(ncclResult_t result, const std::string& what);
 
   /// What must be released before this communicator is aborted (the backend's CUDA graph).
   void release_before_abort(std::function<void()> release) { m_abort.release_first(std::move(release)); }

@@ -67,10 +67,10 @@ bool NcclMemory::reserve(std::size_t bytes, Communicator& comm) {
   nccl_check(api.MemAlloc(&m_ptr, bytes), nullptr, fmt::format("ncclMemAlloc of {} bytes ({})", bytes, m_what));
   m_bytes = bytes;
   if (m_mode == Registration::Local) {
-    comm.complete(api.CommRegister(comm.get(), m_ptr, bytes, &m_handle), "ncclCommRegister of the " + m_what);
+    comm.settle(api.CommRegister(comm.get(), m_ptr, bytes, &m_handle), "ncclCommRegister of the " + m_what);
   } else {
-    comm.complete(api.CommWindowRegister(comm.get(), m_ptr, bytes, &m_handle, kWindowSymmetric),
-                  "ncclCommWindowRegister of the " + m_what);
+    comm.settle(api.CommWindowRegister(comm.get(), m_ptr, bytes, &m_handle, kWindowSymmetric),
+                "ncclCommWindowRegister of the " + m_what);
   }
   return true;
 }
@@ -82,8 +82,9 @@ void NcclMemory::deregister(Communicator& comm) noexcept {
   try {
     const auto& api = nccl();
     const ncclComm_t c = comm.get();
-    (void)(m_mode == Registration::Local ? api.CommDeregister(c, m_handle) : api.CommWindowDeregister(c, m_handle));
-  } catch (...) {  // the communicator was aborted: its registrations went with it
+    comm.settle(m_mode == Registration::Local ? api.CommDeregister(c, m_handle) : api.CommWindowDeregister(c, m_handle),
+                "deregistering the " + m_what);
+  } catch (...) {  // the communicator was aborted (its registrations went with it), or it failed: nothing to do
   }
   m_handle = nullptr;
 }
