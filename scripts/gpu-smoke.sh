@@ -5,8 +5,9 @@
 # nvidia-nccl-cu13, which the benches find by themselves).
 #
 # Steps, each with a time budget (a command over it is stopped and the step fails):
-#   env          60 s  the GPUs (nvidia-smi), the driver, every program's --version (the NCCL library
-#                      found, and from where), mpirun; needs no GPU
+#   env          60 s  the GPUs (nvidia-smi), the driver, NVLink errors (ccbench-topo --links beside
+#                      nvidia-smi nvlink -e), every program's --version (the NCCL library found, and from
+#                      where), mpirun; needs no GPU
 #   copy        150 s  copy_bench: H2D/D2H pinned and pageable, D2D, against the spec of the GPU
 #   collectives 200 s  every collective on 1 rank over NCCL with -c 1, 8 B to 32 MiB: plumbing (set-up,
 #                      launch, verification), not bandwidth: one rank moves nothing over a link
@@ -75,12 +76,12 @@ fi
 # The programs: an install's (the bundle's) bin/, or a build's folders.
 if [ -n "$bin_dir" ]; then
   [ -d "$bin_dir" ] || die "--bin $bin_dir: no such folder"
-  apps=$bin_dir copy_bench=$bin_dir/copy_bench report=$bin_dir/ccbench-report
+  apps=$bin_dir copy_bench=$bin_dir/copy_bench report=$bin_dir/ccbench-report topo=$bin_dir/ccbench-topo
 elif [ "$CCBENCH_INSTALLED" = 1 ]; then
-  apps=$CCBENCH_BIN copy_bench=$CCBENCH_BIN/copy_bench report=$CCBENCH_BIN/ccbench-report
+  apps=$CCBENCH_BIN copy_bench=$CCBENCH_BIN/copy_bench report=$CCBENCH_BIN/ccbench-report topo=$CCBENCH_BIN/ccbench-topo
 else
   apps=$CCBENCH_BUILD/bench/apps copy_bench=$CCBENCH_BUILD/bench/copy/copy_bench
-  report=$CCBENCH_BUILD/report/ccbench-report
+  report=$CCBENCH_BUILD/report/ccbench-report topo=$CCBENCH_BUILD/topo/discovery/ccbench-topo
 fi
 [ -x "$report" ] || die "$report is missing: run the bundle's bin/ccbench-gpu-smoke (scripts/make-bundle.sh makes it), or give --bin, or build $CCBENCH_BUILD first"
 # Every bench NCCL runs: the workload table's, as ccbench-report lists them.
@@ -150,6 +151,11 @@ step_env() {
   else
     echo "nvidia-smi: not installed"
   fi
+  # NVLink errors, ours beside the driver's: ccbench-topo --links (and the counters NVML does not support here)
+  # and nvidia-smi nvlink -e (Hopper: replay, recovery, crc_flit, ecc). Shown, not judged: an idle GPU's PCIe
+  # speed reads low, and a machine without NVLink answers nothing.
+  if [ -x "$topo" ]; then run "$topo" --links || true; else echo "ccbench-topo: not in this build"; fi
+  if command -v nvidia-smi >/dev/null; then run nvidia-smi nvlink -e || true; fi
   echo "mpirun: $(command -v mpirun)"
   run "$apps/allreduce_bench" --version || rc=1
   # the MPI the GPU steps start their one rank with, on host memory: it must run here

@@ -79,6 +79,7 @@ constexpr std::array kKnown{
     Known{"nvlink", "recovery", {kError, "the link retrained after errors (NVLink data-link recovery)"}},
     Known{"nvlink", "crc_flit", {kError, "flow-control flits received with a CRC error (NVLink)"}},
     Known{"nvlink", "crc_data", {kError, "data received with a CRC error (NVLink)"}},
+    Known{"nvlink", "ecc_data", {kError, "data received with an ECC error (NVLink data link; Hopper's data errors)"}},
     Known{"tcp", "RetransSegs", {kError, "TCP segments retransmitted: loss or timeouts on the path"}},
     Known{"tcp", "InErrs", {kError, "TCP segments received in error"}},
     Known{"tcp", "InSegs", {kTraffic, "TCP segments received"}},

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ccbench/result_json.hpp"
+#include "ccbench/topo/discover.hpp"
 
 namespace ccbench::topo {
 namespace {
@@ -343,12 +344,21 @@ TEST(FabricRead, NvLinkErrorsAndStatesFromNvml) {
   EXPECT_EQ(replay->delta, 3U);
   EXPECT_EQ(replay->kind, CounterKind::Error);
   EXPECT_FALSE(counter_info("nvlink", "replay").meaning.empty());
-  EXPECT_EQ(h.moved.size(), 1U);  // every other counter stayed; none is read on GPU1's link 3 (down)
-  EXPECT_EQ(h.counters_read, 2U * 18 * 4 - 4);
+  // NVML_NVLINK_ERROR_DL_ECC_DATA (4): Hopper's data errors (issue 38, section 4)
+  const CounterDelta* ecc = moved(h, "GPU0 NVLink 1", "ecc_data");
+  ASSERT_NE(ecc, nullptr);
+  EXPECT_EQ(ecc->delta, 2U);
+  EXPECT_EQ(ecc->kind, CounterKind::Error);
+  EXPECT_EQ(h.moved.size(), 2U);        // every other counter stayed; none is read on GPU1's link 3 (down)
+  EXPECT_EQ(h.counters_read, 35U * 4);  // 35 active links, 4 of NVML's 5 counters (no crc_data)
+  EXPECT_TRUE(std::none_of(h.warnings.begin(), h.warnings.end(),  // unsupported is no evidence lost
+                           [](const std::string& w) { return w.find("NVLink") != std::string::npos; }));
   const auto findings = fabric_findings({h});  // (and one for the TCP counters this tree has not)
   EXPECT_EQ(std::count_if(findings.begin(), findings.end(),
                           [](const std::string& f) { return f.find("GPU0 NVLink 2 replay +3") != std::string::npos; }),
             1);
+  const auto errors = query_nvlink_errors(CCBENCH_FAKE_NVML);
+  EXPECT_EQ(errors.unsupported, (std::vector<std::string>{"GPU0: crc_data (18 links)", "GPU1: crc_data (17 links)"}));
 
   const auto links = read_links(roots);
   ASSERT_EQ(links.size(), 2U);

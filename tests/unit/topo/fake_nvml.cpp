@@ -111,19 +111,21 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t, unsigned int, nvm
   copy(pci->busId, sizeof(pci->busId), "00000000:05:00.0");
   return kSuccess;
 }
-// NVLink error counters: GPU0's link 2 counts 3 more replays at each query (a link logging errors), every
-// other counter of an active link stays at 0.
+// NVLink error counters as Hopper's NVML answers: replay (0), recovery (1), crc_flit (2) and ecc_data (4), not
+// crc_data (3). GPU0's link 2 counts 3 more replays at each query and its link 1 2 more ECC data errors (links
+// logging errors); every other counter of an active link stays at 0.
 nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, unsigned int counter,
                                              unsigned long long* value) {
   static unsigned long long replays = 40;
+  static unsigned long long ecc = 7;
   if (link >= kLinks || counter > 4) {
     return kInvalidArgument;
   }
-  if (index_of(device) == 1 && link == 3) {
-    return kNotSupported;  // the link is down
+  if ((index_of(device) == 1 && link == 3) || counter == 3) {
+    return kNotSupported;  // the link is down; Hopper counts no CRC data errors
   }
-  const bool logging = index_of(device) == 0 && link == 2 && counter == 0;
-  *value = logging ? (replays += 3) : 0;
+  const bool gpu0 = index_of(device) == 0;
+  *value = gpu0 && link == 2 && counter == 0 ? (replays += 3) : gpu0 && link == 1 && counter == 4 ? (ecc += 2) : 0;
   return kSuccess;
 }
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {

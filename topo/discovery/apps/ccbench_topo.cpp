@@ -1,6 +1,7 @@
 // ccbench-topo: what this host is made of (CPUs, NUMA, GPUs, NICs), how GPUs and NICs connect
 // (nvidia-smi topo -m vocabulary), and what an operator should fix. Exit 0 also without a GPU.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -31,7 +32,9 @@ std::string state_word(const ccbench::LinkState& l) {
 
 /// --links: every link's trained state against its capability, one line each; exit 1 when one trained low or an
 /// RDMA port is not active.
-int print_links(const std::vector<ccbench::LinkState>& links, bool as_json) {
+/// `unsupported`: the NVLink error counters NVML does not support here, per GPU (said in the text only).
+int print_links(const std::vector<ccbench::LinkState>& links, const std::vector<std::string>& unsupported,
+                bool as_json) {
   const bool low = std::any_of(links.begin(), links.end(), [](const auto& l) { return l.below; });
   if (as_json) {
     ccbench::HostFabric h;
@@ -55,6 +58,9 @@ int print_links(const std::vector<ccbench::LinkState>& links, bool as_json) {
   fmt::print(
       "{} link(s), {} below capability or down (a GPU lowers its PCIe speed when idle: only its width is judged)\n",
       links.size(), std::count_if(links.begin(), links.end(), [](const auto& l) { return l.below; }));
+  if (!unsupported.empty()) {  // beside nvidia-smi nvlink -e: what neither of them can count here
+    fmt::print("NVLink error counters NVML does not support here: {}\n", fmt::join(unsupported, "; "));
+  }
   return low ? kExitFailure : kExitOk;
 }
 
@@ -108,7 +114,9 @@ int run(int argc, char** argv) {
     }
     // NVML answers for this host only: not beside another host's sysfs.
     const std::string nvml = sysfs_root == "/sys" ? "libnvidia-ml.so.1" : "";
-    return print_links(ccbench::topo::read_links({sysfs_root, "/proc", false, nvml}), as_json);
+    const auto unsupported =
+        nvml.empty() ? std::vector<std::string>{} : ccbench::topo::query_nvlink_errors(nvml).unsupported;
+    return print_links(ccbench::topo::read_links({sysfs_root, "/proc", false, nvml}), unsupported, as_json);
   }
   ccbench::topo::DiscoveryInputs inputs;
   if (!hwloc_xml.empty()) {

@@ -251,7 +251,7 @@ CounterSnapshot read_counters(const FabricRoots& roots) {
     out.problems.push_back(fmt::format("{}: not read: no TCP counters", (roots.proc / "net/snmp").string()));
   }
   if (!roots.nvml_library.empty()) {
-    for (auto& r : query_nvlink_errors(roots.nvml_library)) {
+    for (auto& r : query_nvlink_errors(roots.nvml_library).readings) {
       out.readings.push_back(std::move(r));
     }
   }

@@ -284,11 +284,14 @@ GpuInventory query_devices(const NvmlApi& nvml) {
   return inventory;
 }
 
-// nvmlNvLinkErrorCounter_t: NVML_NVLINK_ERROR_DL_REPLAY (0), _RECOVERY (1), _CRC_FLIT (2), _CRC_DATA (3).
-constexpr std::array<const char*, 4> kNvLinkErrorCounters{"replay", "recovery", "crc_flit", "crc_data"};
+// nvmlNvLinkErrorCounter_t: NVML_NVLINK_ERROR_DL_REPLAY (0), _RECOVERY (1), _CRC_FLIT (2), _CRC_DATA (3),
+// _ECC_DATA (4): every one NVML has. Which a GPU answers for differs (Hopper's are those `nvidia-smi nvlink -e`
+// shows: replay, recovery, crc_flit and ecc), so each is asked, and one NVML does not support is named.
+constexpr std::array<const char*, 5> kNvLinkErrorCounters{"replay", "recovery", "crc_flit", "crc_data", "ecc_data"};
+constexpr NvmlReturn kNvmlNotSupported = 3;  // NVML_ERROR_NOT_SUPPORTED
 
-std::vector<CounterReading> query_link_errors(const NvmlApi& nvml) {
-  std::vector<CounterReading> out;
+NvLinkErrors query_link_errors(const NvmlApi& nvml) {
+  NvLinkErrors out;
   const NvmlSession session{nvml};
   unsigned int count = 0;
   if (nvml.nvlink_error_counter == nullptr || nvml.nvlink_state == nullptr || session.status() != kNvmlSuccess ||
@@ -300,6 +303,7 @@ std::vector<CounterReading> query_link_errors(const NvmlApi& nvml) {
     if (nvml.handle_by_index(i, &device) != kNvmlSuccess) {
       continue;
     }
+    std::array<int, kNvLinkErrorCounters.size()> unsupported{};  // links of this GPU, per counter
     for (unsigned int link = 0; link < kMaxNvLinks; ++link) {
       unsigned int state = 0;
       if (nvml.nvlink_state(device, link, &state) != kNvmlSuccess || state != kFeatureEnabled) {
@@ -307,9 +311,19 @@ std::vector<CounterReading> query_link_errors(const NvmlApi& nvml) {
       }
       for (unsigned int c = 0; c < kNvLinkErrorCounters.size(); ++c) {
         unsigned long long value = 0;
-        if (nvml.nvlink_error_counter(device, link, c, &value) == kNvmlSuccess) {
-          out.push_back({"nvlink", fmt::format("GPU{} NVLink {}", i, link), 0, kNvLinkErrorCounters.at(c), value});
+        const NvmlReturn rc = nvml.nvlink_error_counter(device, link, c, &value);
+        if (rc == kNvmlSuccess) {
+          out.readings.push_back(
+              {"nvlink", fmt::format("GPU{} NVLink {}", i, link), 0, kNvLinkErrorCounters.at(c), value});
+        } else if (rc == kNvmlNotSupported) {
+          ++unsupported.at(c);
         }
+      }
+    }
+    for (unsigned int c = 0; c < kNvLinkErrorCounters.size(); ++c) {
+      if (unsupported.at(c) > 0) {
+        out.unsupported.push_back(fmt::format("GPU{}: {} ({} link{})", i, kNvLinkErrorCounters.at(c), unsupported.at(c),
+                                              unsupported.at(c) == 1 ? "" : "s"));
       }
     }
   }
@@ -331,13 +345,13 @@ GpuInventory query_nvml(const std::string& library) {
   return query_devices(nvml);
 }
 
-std::vector<CounterReading> query_nvlink_errors(const std::string& library) {
+NvLinkErrors query_nvlink_errors(const std::string& library) {
   void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     return {};
   }
   const NvmlLibrary library_handle{handle};
-  return library_handle.api().usable() ? query_link_errors(library_handle.api()) : std::vector<CounterReading>{};
+  return library_handle.api().usable() ? query_link_errors(library_handle.api()) : NvLinkErrors{};
 }
 
 }  // namespace ccbench::topo

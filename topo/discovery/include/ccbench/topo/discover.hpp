@@ -57,10 +57,18 @@ HostTopology discover_host(const DiscoveryInputs& inputs);
 /// "no GPU found: libnvidia-ml.so.1 not available (no NVIDIA driver)".
 GpuInventory query_nvml(const std::string& library = "libnvidia-ml.so.1");
 
-/// NVML's NVLink error counters of every active link of every GPU (nvmlDeviceGetNvLinkErrorCounter: replay,
-/// recovery, crc_flit, crc_data), as readings of source "nvlink", device "GPU<i> NVLink <l>". Empty without a
-/// driver, or where the driver does not answer for a link (Blackwell's NVML answers through field values only).
-std::vector<CounterReading> query_nvlink_errors(const std::string& library = "libnvidia-ml.so.1");
+/// NVML's NVLink error counters of every active link of every GPU.
+struct NvLinkErrors {
+  /// Every counter NVML answers for (nvmlDeviceGetNvLinkErrorCounter: replay, recovery, crc_flit, crc_data,
+  /// ecc_data), as readings of source "nvlink", device "GPU<i> NVLink <l>".
+  std::vector<CounterReading> readings;
+  /// The counters NVML does not support, per GPU: "GPU0: crc_data (18 links)" (Hopper counts ECC, not CRC, data
+  /// errors).
+  std::vector<std::string> unsupported;
+};
+/// Empty without a driver, or where the driver does not answer for a link (Blackwell's NVML answers through
+/// field values only).
+NvLinkErrors query_nvlink_errors(const std::string& library = "libnvidia-ml.so.1");
 
 /// True when the library was built with hwloc (CCBENCH_HAVE_HWLOC).
 bool hwloc_available();
