@@ -61,6 +61,22 @@ void Session::rejoin(const std::vector<GroupPlan>& groups) {
   m_member = Membership{};  // the last communicators or queue pairs go first
   m_member = m_join_round(groups, m_variant);
   watch_backend();
+  expect_sweep();
+}
+
+// Collective over this rank's group (the caller's activity is watched): the backend learns every case before
+// the first, so it may size (and register) its buffers once.
+void Session::expect_sweep() {
+  if (m_member.backend == nullptr) {
+    return;
+  }
+  std::vector<CaseSpec> cases;
+  for (const std::uint64_t size : m_in.plan.sizes) {
+    for (const bool in_place : m_in.plan.placements) {
+      cases.push_back(base_result(*m_member.plan, size, in_place).spec);
+    }
+  }
+  m_member.backend->expect(cases);
 }
 
 ResultDocument Session::start_document(const std::map<std::string, std::string>& versions) const {
@@ -120,9 +136,6 @@ CaseResult Session::base_result(const GroupPlan& g, std::uint64_t size, bool in_
   r.timing = c.timing;
   r.clock = m_facts.clock;
   r.variant = m_variant;
-  if (r.backend == "nccl" && c.registration != Registration::None) {
-    r.registration = std::string(name(c.registration));
-  }
   const int n = static_cast<int>(g.ranks.size());
   r.spec = {c.collective, c.dtype, c.op, c.root, in_place, 0, nullptr};
   if (m_coll.send == Span::Plan) {
@@ -175,6 +188,7 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
     } else {
       m_guard.begin(activity);
       const Measurement m = runner.measure(r.spec);
+      r.registration = m_member.backend->registration();  // what the library granted, not what -R asked
       m_guard.idle("between ops");
       summarize_into(r, m, m_in.config.keep_samples);
       if (!m.per_rank_s.empty()) {
@@ -229,13 +243,6 @@ Session::BackendFacts Session::backend_facts() {
 bool Session::sweep() {
   std::optional<Runner> runner;
   if (m_member.backend != nullptr) {
-    std::vector<CaseSpec> cases;  // what the backend will be asked to prepare, so it may size its buffers once
-    for (const std::uint64_t size : m_in.plan.sizes) {
-      for (const bool in_place : m_in.plan.placements) {
-        cases.push_back(base_result(*m_member.plan, size, in_place).spec);
-      }
-    }
-    m_member.backend->expect(cases);
     runner.emplace(*m_member.group, *m_member.backend, sampling_policy(m_in.config), &m_guard.watchdog());
     if (const double late = debug::late_s(m_world.rank()); late > 0) {  // a test hook (CCBENCH_DEBUG_LATE)
       runner->before_sample([late] { std::this_thread::sleep_for(std::chrono::duration<double>(late)); });
@@ -322,6 +329,8 @@ void Session::fabric_after() {
 }
 
 int Session::run() {
+  m_guard.begin("set-up: the backend's buffers for the sweep (-R: allocated and registered once)");
+  expect_sweep();  // before the versions: under -R they say what the library registered
   m_guard.begin("set-up: learning the backend's versions and clock");
   BackendFacts facts = backend_facts();
   m_guard.idle("set-up");

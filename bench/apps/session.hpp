@@ -94,6 +94,8 @@ class Session {
   void fabric_after();
   /// Replaces this rank's membership (a round of --all-pairs, the ring variant): the old one goes first.
   void rejoin(const std::vector<GroupPlan>& groups);
+  /// Backend::expect with every case of the sweep (collective over this rank's group).
+  void expect_sweep();
 
   SessionInputs m_in;
   std::vector<GroupPlan> m_groups;  // every group of every round of the plan

@@ -20,6 +20,9 @@ TableHeader make_table_header(const HeaderFacts& f) {
   if (const auto why = versions.find("backend_choice"); why != versions.end() && backend != "nccl") {
     h.backend += fmt::format(" [{}]", why->second);  // a run that could have been on GPUs says why it is not
   }
+  if (const auto granted = versions.find("nccl_registration"); granted != versions.end() && backend == "nccl") {
+    h.registration = granted->second;  // -R: what NCCL registered (agreed across ranks), not what was asked
+  }
   h.ranks = f.ranks;
   h.hosts = f.hosts;
   if (f.plan.all_pairs) {

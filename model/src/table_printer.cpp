@@ -36,6 +36,9 @@ void TablePrinter::header(const TableHeader& h) const {
   if (!h.groups.empty()) {
     fmt::print(m_out, "# {}\n", h.groups);
   }
+  if (!h.registration.empty()) {
+    fmt::print(m_out, "# registration {}\n", h.registration);
+  }
   fmt::print(m_out, "# timing {}; {}\n", h.timing, h.stopping);
   fmt::print(m_out, "# time = median per op (slowest rank); rates in {}; sizes in bytes\n",
              m_unit == RateUnit::Gbps ? "Gb/s (1 Gb = 1e9 bit; the JSON keeps GB/s)" : "GB/s (1 GB = 1e9 B)");

@@ -56,7 +56,7 @@ TEST(TablePrinter, GbitsMultipliesTheRatesByEightAndSaysSo) {
   const TablePrinter in_bytes(bytes.file(), {false});
   const TablePrinter in_bits(bits.file(), {false}, false, RateUnit::Gbps);
   for (const auto* p : {&in_bytes, &in_bits}) {
-    p->header({"t", "verbs", 2, 1, "", "per_op", "n", {}});
+    p->header({"t", "verbs", 2, 1, "", "per_op", "n", {}, ""});
     p->row({measured(1'000'000, 1e-4)});  // 10 GB/s
     p->footer({measured(1'000'000, 1e-4)}, "");
   }
@@ -68,6 +68,18 @@ TEST(TablePrinter, GbitsMultipliesTheRatesByEightAndSaysSo) {
   EXPECT_NE(bits.text().find("(Gb/s)  (Gb/s)"), std::string::npos);
   EXPECT_NE(bits.text().find("  80.00   80.00"), std::string::npos) << bits.text();
   EXPECT_NE(bits.text().find("avg bus bandwidth: 80.000 Gb/s"), std::string::npos);
+}
+
+// Issue 38, section 3: under -R the header says what NCCL registered (agreed across ranks), not what was asked.
+TEST(TablePrinter, TheHeaderSaysWhatRegistrationNcclGranted) {
+  Captured with;
+  Captured without;
+  const TablePrinter p(with.file(), {false});
+  const TablePrinter q(without.file(), {false});
+  p.header({"t", "nccl", 2, 1, "", "per_op", "n", {}, "none (-R 2 asked; ...)"});
+  q.header({"t", "nccl", 2, 1, "", "per_op", "n", {}, ""});
+  EXPECT_NE(with.text().find("\n# registration none (-R 2 asked; ...)\n"), std::string::npos) << with.text();
+  EXPECT_EQ(without.text().find("registration"), std::string::npos);
 }
 
 TEST(TablePrinter, ASkipReasonIsPrintedOnceUntilItChanges) {

@@ -66,7 +66,8 @@ struct CaseResult {
   std::optional<double> bw_peak_GBps;  // ib_write_bw: S over the fastest sample, perftest's "BW peak"
   std::string variant;                 // --nccl-variants: "configured" or "ring"; empty otherwise (schema 1.5)
   std::vector<RankTimes> per_rank;     // --per-rank: each rank's own times, in group rank order (schema 1.9)
-  std::string registration;            // -R 1 / 2 (NCCL): "local" or "symmetric"; empty otherwise (schema 1.10)
+  std::string registration;            // -R 1 / 2 (NCCL): "local" or "symmetric" as NCCL granted it on every rank
+                                       // (a null handle or window: none); empty otherwise (schema 1.10)
 };
 
 /// Where an imported run's numbers come from (ccbench-report import, schema 1.10): another tool's logs.

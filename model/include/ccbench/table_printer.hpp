@@ -18,6 +18,7 @@ struct TableHeader {
   std::string timing;              // "batch, host steady_clock"
   std::string stopping;            // "median of >= 10 samples, 95% CI within 1%, budget 1 s per size"
   std::vector<std::string> peaks;  // per group: "world: 450 GB/s (NVLink4 18 links x 25 GB/s ...)"
+  std::string registration;        // -R (NCCL): what the library granted; empty without -R
 };
 
 /// The unit of the table's rates (the JSON keeps GB/s): GB/s as nccl-tests, or Gb/s as perftest's --report_gbits.

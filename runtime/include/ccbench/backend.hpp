@@ -54,10 +54,14 @@ class Backend {
   [[nodiscard]] virtual Support supports(const CaseSpec& spec) const = 0;
   /// Every case the sweep will prepare on this group (each size and placement, in order), before the first:
   /// a backend may size its buffers once for all of them (NCCL under -R allocates and registers once for the
-  /// largest, as nccl-tests does). Called on every rank of the group; the default does nothing.
+  /// largest, as nccl-tests does, where that fits every rank). Collective over the group, before versions() is
+  /// asked; the default does nothing.
   virtual void expect(std::span<const CaseSpec> cases) { (void)cases; }
   /// Allocates (or reuses) buffers for the case and makes it current.
   virtual void prepare(const CaseSpec& spec) = 0;
+  /// The buffer registration the current case ran with, as the library granted it and agreed across the group
+  /// (NCCL under -R: "local" or "symmetric"); empty for none. A result records this, never the mode asked for.
+  [[nodiscard]] virtual std::string registration() const { return {}; }
   /// Writes the verification pattern into the current case's input (untimed).
   virtual void fill_pattern() = 0;
   /// Starts one op of the current case; may block until it is done (MPI does).

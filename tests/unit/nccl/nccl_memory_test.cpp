@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ccbench/case_spec.hpp"
+#include "ccbench/group.hpp"
 #include "communicator.hpp"
 #include "fake_nccl_client.hpp"
 #include "nccl_ops.hpp"
@@ -138,6 +140,71 @@ TEST(NcclMemory, SettlesANonBlockingCommunicatorAfterEachRegistration) {
   EXPECT_EQ(fake.lines_with("ncclCommWindowRegister").size(), 2U) << fake.text();
   EXPECT_EQ(fake.lines_with("ncclCommWindowDeregister").size(), 2U) << fake.text();
   EXPECT_EQ(fake.lines_with("ncclCommDestroy").size(), 1U) << fake.text();  // finalized cleanly, not aborted
+}
+
+/// Rank 0 of two; the other rank's part of every max_all is `other`.
+class TwoRanks final : public Group {
+ public:
+  explicit TwoRanks(std::vector<double> other) : m_other(std::move(other)) {}
+  [[nodiscard]] int rank() const override { return 0; }
+  [[nodiscard]] int size() const override { return 2; }
+  void barrier() override {}
+  void max_all(std::span<double> values) override {
+    for (std::size_t i = 0; i < values.size() && i < m_other.size(); ++i) {
+      values[i] = std::max(values[i], m_other[i]);
+    }
+  }
+  void sum_all(std::span<std::uint64_t> /*values*/) override {}
+  void broadcast(std::span<std::byte> /*bytes*/, int /*root*/) override {}
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
+
+ private:
+  std::vector<double> m_other;  // 1 where the other rank lacks a registration (send, receive)
+};
+
+// Issue 38, section 3: where NCCL has no symmetric memory (2.27/2.28 across nodes) ncclCommWindowRegister returns
+// ncclSuccess with a null window. That is no registration, and the results and the header must say so.
+TEST(NcclMemory, ANullWindowIsNoRegistration) {
+  FakeNcclScript script;
+  script.null_windows = 1;
+  const FakeNccl fake(script);
+  Backend backend(Registration::Symmetric);
+  CaseSpec spec;
+  spec.count = 1024;
+  backend.prepare(spec);
+  EXPECT_FALSE(backend.send.registered());
+  EXPECT_FALSE(backend.recv.registered());
+  TwoRanks group({0.0, 0.0});  // the other rank registered both
+  const RegisteredEverywhere agreed = agree_registered(group, backend.send, backend.recv);
+  EXPECT_FALSE(agreed.send);
+  EXPECT_FALSE(agreed.recv);
+  EXPECT_EQ(obtained_registration(Registration::Symmetric, false, agreed), Registration::None);
+  EXPECT_EQ(obtained_registration(Registration::Symmetric, true, agreed), Registration::None);
+  const std::string header = describe_registration(Registration::Symmetric, agreed);
+  EXPECT_EQ(header.rfind("none (-R 2 asked; for the send and receive buffers on some rank ncclCommWindowRegister "
+                         "returned a null window",
+                         0),
+            0U)
+      << header;
+}
+
+// One rank's null handle is every rank's answer: the result is the group's (its leader writes it).
+TEST(NcclMemory, TheRegistrationIsAgreedAcrossTheGroup) {
+  const FakeNccl fake;
+  Backend backend(Registration::Local);
+  CaseSpec spec;
+  spec.count = 1024;
+  backend.prepare(spec);
+  ASSERT_TRUE(backend.send.registered() && backend.recv.registered());
+  TwoRanks all({0.0, 0.0});
+  const RegisteredEverywhere everywhere = agree_registered(all, backend.send, backend.recv);
+  EXPECT_EQ(obtained_registration(Registration::Local, false, everywhere), Registration::Local);
+  EXPECT_EQ(describe_registration(Registration::Local, everywhere),
+            "local (-R 1: NCCL registered every rank's buffers)");
+  TwoRanks send_missing({1.0, 0.0});  // the other rank's send buffer got a null handle
+  const RegisteredEverywhere partly = agree_registered(send_missing, backend.send, backend.recv);
+  EXPECT_EQ(obtained_registration(Registration::Local, false, partly), Registration::None);
+  EXPECT_EQ(obtained_registration(Registration::Local, true, partly), Registration::Local);  // in place: recv alone
 }
 
 }  // namespace

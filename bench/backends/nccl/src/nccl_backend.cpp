@@ -1,6 +1,7 @@
 #include "ccbench/nccl/nccl_backend.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "ccbench/environment.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/gpu_probe.hpp"
+#include "ccbench/memory_admission.hpp"
 #include "ccbench/pattern.hpp"
 #include "ccbench/types.hpp"
 #include "communicator.hpp"
@@ -103,6 +105,7 @@ struct Setup {
   bool check = false;    // -c: cases whose result cannot be checked exactly are refused
   bool blocking = true;  // CCBENCH_NCCL_BLOCKING=0: the non-blocking communicator, to measure what it costs
   Registration registration = Registration::None;  // -R
+  Group* group = nullptr;  // the backend's group (outlives it): -R's allocation and registration are agreed there
   // The lowest across the group: what every rank may use (each rank decides supports() alone, so a
   // job mixing GPU generations or NCCL libraries must decide alike, or one rank skips what others enter).
   int group_nccl_version = 0;
@@ -120,6 +123,7 @@ class NcclBackend final : public Backend {
   [[nodiscard]] MemoryNeed memory_need(const CaseSpec& spec) const override;
   void expect(std::span<const CaseSpec> cases) override;
   void prepare(const CaseSpec& spec) override;
+  [[nodiscard]] std::string registration() const override;
   void fill_pattern() override;
   void enqueue() override;
   void wait() override;
@@ -148,6 +152,9 @@ class NcclBackend final : public Backend {
   int m_group_nccl_version;  // the oldest NCCL loaded in the group
   int m_group_sm_major;      // the lowest compute capability in the group
   bool m_check;
+  Group& m_group;                                  // never used by the destructor: a Membership may end its group first
+  Registration m_registration;                     // -R, as asked
+  nccl_detail::RegisteredEverywhere m_registered;  // agreed after each (re)registration
   cuda::Stream m_stream;
   nccl_detail::NcclMemory m_send_alloc;  // deregistered in the destructor, freed after the communicator
   nccl_detail::NcclMemory m_recv_alloc;
@@ -189,6 +196,8 @@ NcclBackend::NcclBackend(const Setup& setup)
       m_group_nccl_version(setup.group_nccl_version),
       m_group_sm_major(setup.group_sm_major),
       m_check(setup.check),
+      m_group(*setup.group),
+      m_registration(setup.registration),
       m_send_alloc(setup.registration, "send buffer"),
       m_recv_alloc(setup.registration, "receive buffer"),
       m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s, setup.blocking),
@@ -288,6 +297,36 @@ void NcclBackend::expect(std::span<const CaseSpec> cases) {
   const nccl_detail::Footprint largest = nccl_detail::largest_footprint(runnable, m_comm.size());
   m_send_alloc.plan(largest.send_bytes);
   m_recv_alloc.plan(largest.recv_bytes);
+  if (m_registration == Registration::None) {
+    return;
+  }
+  // Allocated and registered now where it fits every rank (agreed), so that the table header can say what NCCL
+  // granted; else as the cases grow, each skipped where it does not fit.
+  MemoryNeed need;
+  need.device_bytes = m_send_alloc.growth(largest.send_bytes) + m_recv_alloc.growth(largest.recv_bytes);
+  if (need.device_bytes > 0) {
+    std::size_t total = 0;
+    cuda::check(cudaMemGetInfo(&need.device_free_bytes, &total), "cudaMemGetInfo");
+  }
+  if (memory_refusal(m_group, need, 1)) {
+    m_versions["nccl_registration"] = fmt::format(
+        "-R {} asked; the sweep's largest case does not fit one allocation: registered as the cases "
+        "grow, each result's registration is what NCCL granted",
+        static_cast<int>(m_registration));
+    return;
+  }
+  const bool send = m_send_alloc.reserve(largest.send_bytes, m_comm);
+  if (m_recv_alloc.reserve(largest.recv_bytes, m_comm) || send) {
+    m_registered = nccl_detail::agree_registered(m_group, m_send_alloc, m_recv_alloc);
+  }
+  m_versions["nccl_registration"] = nccl_detail::describe_registration(m_registration, m_registered);
+}
+
+std::string NcclBackend::registration() const {
+  const Registration granted = m_prepared
+                                   ? nccl_detail::obtained_registration(m_registration, m_spec.in_place, m_registered)
+                                   : Registration::None;
+  return granted == Registration::None ? std::string{} : std::string(ccbench::name(granted));
 }
 
 void NcclBackend::prepare(const CaseSpec& spec) {
@@ -299,8 +338,11 @@ void NcclBackend::prepare(const CaseSpec& spec) {
   wait();        // the previous case's ops may still use buffers that are about to grow
   drop_graph();  // it holds the previous case's buffers and count
   const nccl_detail::Footprint need = nccl_detail::footprint(spec, m_comm.size());
-  m_send_alloc.reserve(need.send_bytes, m_comm);
-  m_recv_alloc.reserve(need.recv_bytes, m_comm);
+  const bool send_grew = m_send_alloc.reserve(need.send_bytes, m_comm);
+  const bool recv_grew = m_recv_alloc.reserve(need.recv_bytes, m_comm);
+  if (m_registration != Registration::None && (send_grew || recv_grew)) {  // alike on every rank (footprint())
+    m_registered = nccl_detail::agree_registered(m_group, m_send_alloc, m_recv_alloc);
+  }
   m_spec = spec;
   m_plan.reset();
   if (info(spec.collective).send == Span::Plan) {
@@ -479,6 +521,7 @@ std::unique_ptr<Backend> make_nccl_backend(Group& group, int local_rank, int loc
     throw UsageError(why);
   }
   setup.registration = registration;
+  setup.group = &group;
   setup.id = share_unique_id(group);
   setup.rank = group.rank();
   setup.nranks = group.size();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "nccl_api.hpp"
 #include "nccl_check.hpp"
@@ -90,5 +91,37 @@ void NcclMemory::deregister(Communicator& comm) noexcept {
 }
 
 void NcclMemory::release(Communicator& comm) noexcept { deregister(comm); }
+
+RegisteredEverywhere agree_registered(Group& group, const NcclMemory& send, const NcclMemory& recv) {
+  const auto missing = [](const NcclMemory& m) { return m.allocated() && !m.registered() ? 1.0 : 0.0; };
+  std::array<double, 2> flags{missing(send), missing(recv)};
+  group.max_all(flags);
+  return RegisteredEverywhere{flags[0] == 0.0, flags[1] == 0.0};
+}
+
+Registration obtained_registration(Registration asked, bool in_place, RegisteredEverywhere agreed) {
+  return agreed.recv && (in_place || agreed.send) ? asked : Registration::None;
+}
+
+std::string describe_registration(Registration asked, RegisteredEverywhere agreed) {
+  const std::string flag = fmt::format("-R {}", static_cast<int>(asked));
+  if (asked == Registration::None) {
+    return "none";
+  }
+  if (agreed.send && agreed.recv) {
+    return fmt::format("{} ({}: NCCL registered every rank's buffers{})", name(asked), flag,
+                       asked == Registration::Symmetric ? " as symmetric windows" : "");
+  }
+  const std::string which = !agreed.send && !agreed.recv ? "send and receive buffers"
+                            : agreed.send                ? "receive buffer (every case)"
+                                                         : "send buffer (out-of-place cases)";
+  const std::string why =
+      asked == Registration::Symmetric
+          ? "ncclCommWindowRegister returned a null window: this system has no symmetric memory for NCCL (2.27 and "
+            "2.28 register windows within one node only)"
+          : "ncclCommRegister returned a null handle (NCCL_LOCAL_REGISTER=0, or P2P through memcpy)";
+  return fmt::format("none ({} asked; for the {} on some rank {}): those results carry no registration", flag, which,
+                     why);
+}
 
 }  // namespace ccbench::nccl_detail

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ccbench/cuda/resources.hpp"
+#include "ccbench/group.hpp"
 #include "ccbench/registration.hpp"
 #include "communicator.hpp"
 
@@ -47,6 +48,8 @@ class NcclMemory {
   /// Whether NCCL registered the current allocation: a null handle or window is none (NCCL_LOCAL_REGISTER=0,
   /// no symmetric memory on this system). False without -R.
   [[nodiscard]] bool registered() const { return m_handle != nullptr; }
+  /// Whether it holds memory (a buffer no case has used yet holds none).
+  [[nodiscard]] bool allocated() const { return bytes() > 0; }
 
  private:
   void deregister(Communicator& comm) noexcept;
@@ -60,5 +63,21 @@ class NcclMemory {
   void* m_handle = nullptr;       // ncclCommRegister's handle, or the ncclWindow_t
   std::vector<void*> m_outgrown;  // deregistered, freed after the communicator
 };
+
+/// Whether each buffer is registered on every rank of the group; a buffer a rank holds no memory in counts as
+/// registered (no case has used it).
+struct RegisteredEverywhere {
+  bool send = false;
+  bool recv = false;
+};
+/// Collective over `group` (one max_all): every rank calls it after the same reserve()s (their sizes depend on
+/// the case and the rank count only).
+RegisteredEverywhere agree_registered(Group& group, const NcclMemory& send, const NcclMemory& recv);
+/// The registration a case ran with (issue 38, section 3): `asked` when every buffer it uses (in place, the
+/// receive buffer alone) was registered on every rank; else none, as NCCL returned a null handle or window.
+Registration obtained_registration(Registration asked, bool in_place, RegisteredEverywhere agreed);
+/// For the table header and environment.libraries.nccl_registration: what NCCL granted for -R `asked`, and why
+/// not where it did not.
+std::string describe_registration(Registration asked, RegisteredEverywhere agreed);
 
 }  // namespace ccbench::nccl_detail
