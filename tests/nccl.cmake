@@ -13,7 +13,7 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   target_compile_options(ccbench_fake_nccl PRIVATE -fno-sanitize=function)
 endif()
 
-add_executable(ccbench_nccl_unit_tests unit/nccl/nccl_memory_test.cpp)
+add_executable(ccbench_nccl_unit_tests unit/nccl/communicator_test.cpp unit/nccl/nccl_memory_test.cpp)
 target_include_directories(ccbench_nccl_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/bench/backends/nccl/src)
 target_link_libraries(ccbench_nccl_unit_tests PRIVATE ccbench::nccl ccbench::cuda NCCL::headers ${CMAKE_DL_LIBS}
                       GTest::gtest_main ccbench::warnings)

@@ -6,10 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <future>
 #include <iterator>
 #include <map>
-#include <memory>
 #include <thread>
 
 #include "ccbench/environment.hpp"
@@ -23,8 +21,6 @@ namespace {
 // loaded machine. Both waits keep the whole exit within --timeout + 10 s.
 constexpr double kRollCallWait_s = 2.0;
 constexpr double kNoticeWait_s = 2.0;
-// ncclCommAbort returns within milliseconds unless NCCL itself is stuck; the job ends either way.
-constexpr auto kAbandonWait = std::chrono::seconds(2);
 
 // What the others wait in, when not in the reporter's op.
 std::string elsewhere(const Hang& h, const RollCall& roll) {
@@ -154,22 +150,14 @@ void HangGuard::set_abandon(std::function<void()> abandon) {
   m_abandon = std::move(abandon);
 }
 
+// Under the mutex set_abandon takes: the session cannot let its backend go while this asks it to stop, and
+// Backend::abandon returns at once (it only asks the rank's thread: see Backend::abandon), so no thread is left
+// behind to outlive the backend.
 void HangGuard::abandon_backend() {
-  std::function<void()> abandon;
-  {
-    const std::lock_guard lock(m_mutex);
-    abandon = m_abandon;
+  const std::lock_guard lock(m_mutex);
+  if (m_abandon) {
+    m_abandon();
   }
-  if (!abandon) {
-    return;
-  }
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> finished = done->get_future();
-  std::thread([abandon = std::move(abandon), done] {
-    abandon();
-    done->set_value();
-  }).detach();
-  (void)finished.wait_for(kAbandonWait);
 }
 
 void HangGuard::record(const Hang& hang) {
@@ -207,7 +195,7 @@ void HangGuard::expired(const std::string& activity, double waited_s) {
   } else if (m_roll.has_peers()) {
     told = m_roll.notify(0, to_text(h), kNoticeWait_s);
   }
-  abandon_backend();  // as nccl-tests' -T: ncclCommAbort stops what this rank is blocked in
+  abandon_backend();  // NCCL: the rank's thread aborts its communicator at its next poll, as nccl-tests' -T does
   finish(kExitTimeout, told);
 }
 

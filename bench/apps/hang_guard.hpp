@@ -70,8 +70,9 @@ class HangGuard {
   /// On world rank 0: records a hang (this rank's or one another rank reports) and returns once
   /// it is written. Pass an empty function to stop recording.
   void set_recorder(Recorder recorder);
-  /// What stops the backend's library when the job is ended for a hang (Backend::abandon); run from the
-  /// watchdog's thread, waited for at most a few seconds. Pass an empty function before the backend goes.
+  /// What asks the backend's library to stop when the job is ended for a hang (Backend::abandon, which returns
+  /// at once); run on the watchdog's thread under the guard's mutex. Pass an empty function before the backend
+  /// goes (that waits for a call in progress).
   void set_abandon(std::function<void()> abandon);
 
  private:

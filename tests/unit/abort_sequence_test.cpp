@@ -27,5 +27,15 @@ TEST(AbortSequence, AbortsWithNothingToRelease) {
   EXPECT_EQ(aborts, 1);
 }
 
+// Issue 38, section 9: done() meant "begun" (set before the release and the abort ran), so a destructor that
+// asked it could meet an abort in progress.
+TEST(AbortSequence, IsDoneOnlyOnceTheAbortHasReturned) {
+  AbortSequence seq;
+  bool done_inside = true;
+  seq.run([&] { done_inside = seq.done(); });
+  EXPECT_FALSE(done_inside);
+  EXPECT_TRUE(seq.done());
+}
+
 }  // namespace
 }  // namespace ccbench

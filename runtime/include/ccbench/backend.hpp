@@ -103,7 +103,9 @@ class Backend {
     (void)per_op_s;
   }
   /// From the hang guard's thread when the job is being ended for a timeout, while this rank may be blocked
-  /// inside the backend's library: make the library stop (NCCL: ncclCommAbort). Nothing else is called after.
+  /// inside the backend's library. Must return at once and only ask: the rank's own thread stops the library at
+  /// its next poll (NCCL: ncclCommAbort there; NCCL allows it from another thread only on a non-blocking
+  /// communicator with no thread inside NCCL). A rank blocked inside the library is ended with the job.
   virtual void abandon() noexcept {}
   /// The RDMA pair behind the current case (verbs only).
   [[nodiscard]] virtual std::optional<RdmaInfo> rdma_info() const { return std::nullopt; }

@@ -70,7 +70,11 @@ void Communicator::abort_now() noexcept {
 }
 
 Communicator::~Communicator() {
-  if (m_comm.load() == nullptr) {  // aborted already, on this thread or the watchdog's
+  if (m_comm.load() == nullptr) {  // aborted already
+    return;
+  }
+  if (m_abort_requested.load()) {  // the job is being ended for a hang: no finalize that could wait on it
+    abort();
     return;
   }
   bool clean = false;
@@ -111,6 +115,11 @@ void Communicator::settle(ncclResult_t result, const std::string& what) {
 }
 
 bool Communicator::settled(const std::string& what) {
+  if (m_abort_requested.load()) {
+    abort();
+    throw TimeoutError("NCCL " + what + " on rank " + std::to_string(m_rank) +
+                       ": the hang guard is ending the job (--timeout); communicator aborted on the rank's thread");
+  }
   const ncclComm_t comm = get();
   ncclResult_t state = ncclSuccess;
   const ncclResult_t query = nccl().CommGetAsyncError(comm, &state);
@@ -134,6 +143,7 @@ void Communicator::abort_and_throw_timeout(const std::string& what) {
                      std::to_string(m_rank) + "; communicator aborted");
 }
 
+// The deadline bounds the polling of a non-blocking communicator only (see the header).
 bool Communicator::finalize() {
   ncclResult_t state = nccl().CommFinalize(m_comm.load());
   const Deadline deadline(m_timeout_s);

@@ -3,9 +3,12 @@
 // to a new helper thread and returns ncclInProgress (NCCL 2.28 group.cc), a thread create/join and polling
 // inside every timed op. Every wait for the stream has a deadline (--timeout): on expiry it aborts the
 // communicator and throws TimeoutError; on an asynchronous NCCL error it aborts and throws BackendError.
-// A call that blocks inside NCCL (set-up, a launch) is ended by the hang guard's watchdog, which calls
-// abort_from_other_thread() (the graph dropped, then ncclCommAbort, as nccl-tests' -T and PyTorch's watchdog
-// do) and ends the job.
+//
+// One thread owns the communicator: the rank's. Only it calls NCCL, and only it aborts (NCCL allows
+// ncclCommAbort from another thread only on a non-blocking communicator with no other thread inside NCCL). The
+// hang guard's watchdog only asks (request_abort()); the rank's polling loop aborts at its next poll, as
+// nccl-tests' -T aborts on its polling thread. A rank blocked inside an NCCL call (set-up, a launch) never polls:
+// the watchdog ends the job without an abort (MPI_Abort, then _Exit).
 #include <nccl.h>
 
 #include <atomic>
@@ -71,10 +74,10 @@ class Communicator {
   /// What must be released before this communicator is aborted (the backend's CUDA graph).
   void release_before_abort(std::function<void()> release) { m_abort.release_first(std::move(release)); }
 
-  /// From another thread (the watchdog's), while this one may be blocked inside NCCL: releases what holds
-  /// the communicator's work (the captured graph), then aborts it so that NCCL stops, as an error on this
-  /// thread does (once, whichever comes first); nothing on this communicator may be used afterwards.
-  void abort_from_other_thread() noexcept { abort(); }
+  /// From any thread (the hang guard's watchdog): asks the owning thread to abort at its next poll (wait_until,
+  /// complete, settle: they then throw TimeoutError), or in the destructor instead of finalizing. Calls nothing
+  /// of NCCL's and touches nothing the owning thread uses but one atomic flag.
+  void request_abort() noexcept { m_abort_requested.store(true); }
 
   /// Polls `done()` until it returns true, checking for asynchronous NCCL errors meanwhile.
   /// Aborts and throws TimeoutError when that takes longer than the timeout.
@@ -94,15 +97,18 @@ class Communicator {
   /// True when no non-blocking call is pending; aborts and throws on an asynchronous error.
   bool settled(const std::string& what);
   [[noreturn]] void abort_and_throw_timeout(const std::string& what);
-  /// Releases what holds the communicator's work, then aborts it (once, from any thread).
+  /// Releases what holds the communicator's work, then aborts it (once; the owning thread only).
   void abort() noexcept;
-  /// ncclCommAbort, by whichever thread takes the handle.
+  /// ncclCommAbort.
   void abort_now() noexcept;
-  /// ncclCommFinalize, polled within the timeout; true when the communicator can be destroyed.
+  /// ncclCommFinalize, then (non-blocking) polled within the timeout; true when the communicator can be
+  /// destroyed. On a blocking communicator ncclCommFinalize itself returns only once NCCL's work is done
+  /// (commDestroySync), so no deadline applies there: a finalize that hangs is the hang guard's.
   bool finalize();
 
-  // The communicator until it is destroyed or aborted: whichever thread exchanges it for null ends it.
+  // The communicator until it is destroyed or aborted (null then). Only the owning thread changes it.
   std::atomic<ncclComm_t> m_comm{nullptr};
+  std::atomic<bool> m_abort_requested{false};  // the watchdog's request (the one thing it touches)
   AbortSequence m_abort;
   int m_rank;
   int m_size;

@@ -131,7 +131,7 @@ class NcclBackend final : public Backend {
   Timer& timer() override { return m_timer; }
   bool capture_graph(std::uint64_t ops) override;
   void launch_graph() override;
-  void abandon() noexcept override { m_comm.abort_from_other_thread(); }
+  void abandon() noexcept override { m_comm.request_abort(); }
 
  private:
   void drop_graph() noexcept;
@@ -168,20 +168,18 @@ class NcclBackend final : public Backend {
   bool m_prepared = false;
   EventTimer m_timer;
   // --timing graph: the current case's ops, captured (destroyed before the communicator: declared after it).
-  // The mutex is held by every use on the rank's thread; the watchdog's thread, which drops them before it
-  // aborts the communicator, only tries it: a graph call in flight keeps its handles (CUDA objects are not
-  // safe to destroy under a call using them), and the abort goes ahead.
+  // Only the rank's thread uses them (the abort too: Communicator); recursive, as an abort inside a graph call
+  // releases them.
   std::recursive_mutex m_graph_mutex;
   cuda::Graph m_graph;
   cuda::GraphExec m_graph_exec;
-  int m_device = 0;
 
  public:
   ~NcclBackend() override {
     drop_graph();
     m_send_alloc.release(m_comm);  // registrations end before their communicator does, the memory after it
     m_recv_alloc.release(m_comm);
-    m_comm.release_before_abort({});  // the graph's members go before the communicator does
+    m_comm.release_before_abort({});  // the graph's members go before the communicator (which may abort) does
   }
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
@@ -201,8 +199,7 @@ NcclBackend::NcclBackend(const Setup& setup)
       m_send_alloc(setup.registration, "send buffer"),
       m_recv_alloc(setup.registration, "receive buffer"),
       m_comm(setup.id, setup.nranks, setup.rank, setup.timeout_s, setup.blocking),
-      m_timer(m_comm, m_stream.get(), m_what),
-      m_device(setup.device) {
+      m_timer(m_comm, m_stream.get(), m_what) {
   // ncclCommAbort waits for the references of a captured graph: an error under --timing graph would
   // otherwise become a timeout and lose NCCL's message.
   m_comm.release_before_abort([this] { release_graph(); });
@@ -396,15 +393,10 @@ void NcclBackend::drop_graph() noexcept {
   destroy_graph();
 }
 
-// Before an abort, from whichever thread ends the communicator: the rank's own after an error, or the
-// watchdog's while the rank is blocked (CUDA frees an executable graph whose work is still in flight when
-// that work completes, or when the abort ends its NCCL kernels).
+// Before an abort, on the rank's thread (after an error, a timeout, or the watchdog's request): CUDA frees an
+// executable graph whose work is still in flight when that work completes, or when the abort ends its kernels.
 void NcclBackend::release_graph() noexcept {
-  const std::unique_lock lock(m_graph_mutex, std::try_to_lock);
-  if (!lock.owns_lock()) {
-    return;  // the rank's thread is inside a graph call: the handles stay; ncclCommAbort may wait for them
-  }
-  (void)cudaSetDevice(m_device);  // the watchdog's thread has its own current device
+  const std::lock_guard lock(m_graph_mutex);
   destroy_graph();
 }
 
