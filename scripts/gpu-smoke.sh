@@ -11,12 +11,15 @@
 #   copy        150 s  copy_bench: H2D/D2H pinned and pageable, D2D, against the spec of the GPU
 #   collectives 200 s  every collective on 1 rank over NCCL with -c 1, 8 B to 32 MiB: plumbing (set-up,
 #                      launch, verification), not bandwidth: one rank moves nothing over a link
-#   graph       150 s  allreduce 8 B timed as batch, per_op and graph (CUDA graphs), on the blocking
-#                      communicator and the non-blocking one; a graph sweep to 64 MiB beside a stream sweep
-#   dtypes      150 s  allreduce -c 1 for every element type (the verification kernels, 0 wrong expected), and
-#                      with -R 1 and -R 2 (buffers registered, symmetric windows: NCCL 2.27+, else refused)
+#   graph       180 s  allreduce 8 B timed as batch, per_op and graph (CUDA graphs), on the blocking
+#                      communicator and the non-blocking one; a graph sweep to 64 MiB beside a stream sweep; a
+#                      graph sweep over growing sizes with -R 1 -c 1 (registered once for the largest size:
+#                      no case on NCCL's registration of freed memory), NCCL's REG log kept
+#   dtypes      180 s  allreduce -c 1 for every element type (the verification kernels, 0 wrong expected), and
+#                      with -R 1 and -R 2 (buffers registered, symmetric windows: NCCL 2.27+, else refused),
+#                      -R 2 again on the non-blocking communicator (each registration waits until it settles)
 #   report       30 s  ccbench-report table over every result of the run
-# All steps take about 740 s at most: on a machine that allows 10 minutes a command, run it as two,
+# All steps take about 800 s at most: on a machine that allows 10 minutes a command, run it as two,
 #   ccbench-gpu-smoke --steps env,copy,graph,report OUT   then   ccbench-gpu-smoke --steps collectives,dtypes,report OUT
 # (the same OUT: the second adds to it). Without a GPU the GPU steps are skipped, with the reason.
 #
@@ -30,7 +33,7 @@ source "$(dirname "$0")/env.sh"
 source "$(dirname "$0")/lib/workflow.sh"  # die, make_out_dir, join
 readonly prog=gpu-smoke.sh
 readonly all_steps=(env copy collectives graph dtypes report)
-declare -A budget=([env]=60 [copy]=150 [collectives]=200 [graph]=150 [dtypes]=150 [report]=30)
+declare -A budget=([env]=60 [copy]=150 [collectives]=200 [graph]=180 [dtypes]=180 [report]=30)
 declare -A needs_gpu=([env]=0 [copy]=1 [collectives]=1 [graph]=1 [dtypes]=1 [report]=0)
 readonly dtypes=(int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64 float8_e4m3 float8_e5m2)
 
@@ -203,6 +206,10 @@ step_graph() {
   done
   run mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 8 --timing graph --out "$out/graph-sweep.json" || rc=1
   run mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 8 --timing batch --out "$out/graph-stream-sweep.json" || rc=1
+  # -R 1 under graphs over growing sizes (issue 38, section 1): NCCL registers a graph's buffers and keeps that
+  # registration past ncclCommDeregister; -c 1 finds a case that ran on a stale one. REG: what NCCL registered.
+  run mpirun -np 1 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=REG "$apps/allreduce_bench" --backend nccl -b 8 -e 64M \
+    -f 8 -n 5 -c 1 -R 1 --timing graph --out "$out/graph-register1-sweep.json" || rc=1
   table "$out"/graph-*.json
   return "$rc"
 }
@@ -217,6 +224,10 @@ step_dtypes() {
     run mpirun -np 1 "$apps/allreduce_bench" --backend nccl -b 8 -e 64M -f 64 -c 1 -n 5 -R "$d" \
       --out "$out/dtypes-register$d.json" || rc=1
   done
+  # -R 2 on the non-blocking communicator (issue 38, section 2): out of place, the receive buffer's window is
+  # registered after the send buffer's, which must have settled first
+  run mpirun -np 1 env CCBENCH_NCCL_BLOCKING=0 "$apps/allreduce_bench" --backend nccl -b 8 -e 1M -f 32 -c 1 -n 5 \
+    -R 2 --out "$out/dtypes-register2-nonblocking.json" || rc=1
   table "$out"/dtypes-*.json
   return "$rc"
 }
