@@ -34,6 +34,7 @@
 #include "device_select.hpp"
 #include "event_timer.hpp"
 #include "nccl_api.hpp"
+#include "nccl_backend_impl.hpp"
 #include "nccl_check.hpp"
 #include "nccl_compat.hpp"
 #include "nccl_memory.hpp"
@@ -45,12 +46,9 @@
 namespace ccbench {
 namespace {
 
-using nccl_detail::collect_versions;
-using nccl_detail::Communicator;
-using nccl_detail::EventTimer;
-using nccl_detail::Layout;
-using nccl_detail::OpArgs;
+using nccl_detail::NcclBackend;
 using nccl_detail::select_device_everywhere;
+using nccl_detail::Setup;
 
 /// Rank 0's ncclGetUniqueId, broadcast with a leading success flag so that a failure on rank 0
 /// ends every rank instead of leaving them to wait.
@@ -94,98 +92,9 @@ std::string describe(const CaseSpec& spec, int nranks) {
 
 Support unsupported(std::string reason) { return Support{false, std::move(reason)}; }
 
-struct Setup {
-  ncclUniqueId id{};
-  int rank = 0;
-  int nranks = 1;
-  int device = 0;
-  std::string device_choice;  // how `device` was chosen (choose_device), for the result
-  int nccl_version = 0;
-  double timeout_s = 0.0;
-  bool check = false;    // -c: cases whose result cannot be checked exactly are refused
-  bool blocking = true;  // CCBENCH_NCCL_BLOCKING=0: the non-blocking communicator, to measure what it costs
-  Registration registration = Registration::None;  // -R
-  Group* group = nullptr;  // the backend's group (outlives it): -R's allocation and registration are agreed there
-  // The lowest across the group: what every rank may use (each rank decides supports() alone, so a
-  // job mixing GPU generations or NCCL libraries must decide alike, or one rank skips what others enter).
-  int group_nccl_version = 0;
-  int group_sm_major = 0;
-};
+}  // namespace
 
-class NcclBackend final : public Backend {
- public:
-  explicit NcclBackend(const Setup& setup);
-
-  [[nodiscard]] std::string name() const override { return "nccl"; }
-  [[nodiscard]] std::map<std::string, std::string> versions() const override { return m_versions; }
-  [[nodiscard]] std::string device_bus_id() const override { return m_bus_id; }
-  [[nodiscard]] Support supports(const CaseSpec& spec) const override;
-  [[nodiscard]] MemoryNeed memory_need(const CaseSpec& spec) const override;
-  void expect(std::span<const CaseSpec> cases) override;
-  void prepare(const CaseSpec& spec) override;
-  [[nodiscard]] std::string registration() const override;
-  void fill_pattern() override;
-  void enqueue() override;
-  void wait() override;
-  std::uint64_t count_wrong() override;
-  Timer& timer() override { return m_timer; }
-  bool capture_graph(std::uint64_t ops) override;
-  void launch_graph() override;
-  void abandon() noexcept override { m_comm.request_abort(); }
-
- private:
-  void drop_graph() noexcept;
-  void release_graph() noexcept;
-  void destroy_graph() noexcept;  // m_graph_mutex held
-
-  void require_prepared() const;
-#if CCBENCH_NCCL_KERNELS
-  std::uint64_t count_wrong_on_device();
-#endif
-  [[nodiscard]] OpArgs op_args(const CaseSpec& spec) const;
-
-  // Declaration order matters: members are destroyed in reverse, so the communicator is
-  // finalised (its ops completed) before the buffers and the stream go.
-  std::map<std::string, std::string> m_versions;
-  std::string m_bus_id;
-  bool m_native_alltoall;
-  int m_group_nccl_version;  // the oldest NCCL loaded in the group
-  int m_group_sm_major;      // the lowest compute capability in the group
-  bool m_check;
-  Group& m_group;                                  // never used by the destructor: a Membership may end its group first
-  Registration m_registration;                     // -R, as asked
-  nccl_detail::RegisteredEverywhere m_registered;  // agreed after each (re)registration
-  cuda::Stream m_stream;
-  nccl_detail::NcclMemory m_send_alloc;  // deregistered in the destructor, freed after the communicator
-  nccl_detail::NcclMemory m_recv_alloc;
-  cuda::DeviceBuffer m_wrong;  // the device-side wrong-element count (kernels)
-  Communicator m_comm;
-  std::string m_what = "queued NCCL work";  // the current case, for errors; read by m_timer
-  CaseSpec m_spec;
-  std::optional<TrafficPlan> m_plan;  // alltoallv's, for the current case
-  Layout m_layout;
-  OpArgs m_args;
-  bool m_prepared = false;
-  EventTimer m_timer;
-  // --timing graph: the current case's ops, captured (destroyed before the communicator: declared after it).
-  // Only the rank's thread uses them (the abort too: Communicator); recursive, as an abort inside a graph call
-  // releases them.
-  std::recursive_mutex m_graph_mutex;
-  cuda::Graph m_graph;
-  cuda::GraphExec m_graph_exec;
-
- public:
-  ~NcclBackend() override {
-    drop_graph();
-    m_send_alloc.release(m_comm);  // registrations end before their communicator does, the memory after it
-    m_recv_alloc.release(m_comm);
-    m_comm.release_before_abort({});  // the graph's members go before the communicator (which may abort) does
-  }
-  NcclBackend(const NcclBackend&) = delete;
-  NcclBackend& operator=(const NcclBackend&) = delete;
-  NcclBackend(NcclBackend&&) = delete;
-  NcclBackend& operator=(NcclBackend&&) = delete;
-};
+namespace nccl_detail {
 
 NcclBackend::NcclBackend(const Setup& setup)
     : m_versions(collect_versions(setup.device, setup.nccl_version, setup.blocking)),
@@ -357,134 +266,7 @@ void NcclBackend::require_prepared() const {
   }
 }
 
-// The output is poisoned first (0xff bytes), so a result that was never written cannot pass as
-// correct; in place, the input copy then overwrites its own part of it.
-void NcclBackend::fill_pattern() {
-  require_prepared();
-  wait();
-  const cudaStream_t stream = m_stream.get();
-  if (m_layout.recv_bytes > 0) {
-    cuda::check(cudaMemsetAsync(m_layout.recv, 0xff, m_layout.recv_bytes, stream), "cudaMemsetAsync");
-  }
-#if CCBENCH_NCCL_KERNELS
-  cuda::check(kernels::fill_input(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.send,
-                                  m_layout.send_bytes / size_of(m_spec.dtype), stream),
-              "the pattern fill kernel");
-  wait();
-#else
-  std::vector<std::byte> input(m_layout.send_bytes);
-  fill_input(m_spec, m_comm.size(), m_comm.rank(), input.data());
-  if (!input.empty()) {
-    cuda::check(cudaMemcpyAsync(m_layout.send, input.data(), input.size(), cudaMemcpyHostToDevice, stream),
-                "cudaMemcpyAsync (input pattern to device)");
-  }
-  wait();  // `input` must outlive the copy
-#endif
-}
-
-void NcclBackend::enqueue() {
-  require_prepared();
-  m_args.comm = m_comm.get();
-  m_comm.complete(nccl_detail::launch(m_args), m_what);
-}
-
-void NcclBackend::drop_graph() noexcept {
-  const std::lock_guard lock(m_graph_mutex);
-  destroy_graph();
-}
-
-// Before an abort, on the rank's thread (after an error, a timeout, or the watchdog's request): CUDA frees an
-// executable graph whose work is still in flight when that work completes, or when the abort ends its kernels.
-void NcclBackend::release_graph() noexcept {
-  const std::lock_guard lock(m_graph_mutex);
-  destroy_graph();
-}
-
-void NcclBackend::destroy_graph() noexcept {
-  m_graph_exec.reset();
-  m_graph.reset();
-}
-
-// Captures `ops` NCCL calls on the backend's stream (NCCL supports stream capture since 2.9); every rank
-// captures the same count (the runner's calibration is agreed across ranks), so launches stay matched.
-bool NcclBackend::capture_graph(std::uint64_t ops) {
-  require_prepared();
-  wait();
-  const std::lock_guard lock(m_graph_mutex);
-  destroy_graph();
-  const cudaStream_t stream = m_stream.get();
-  m_args.comm = m_comm.get();
-  cuda::check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  try {
-    for (std::uint64_t i = 0; i < ops; ++i) {
-      m_comm.complete(nccl_detail::launch(m_args), m_what + " (captured into a CUDA graph)");
-    }
-  } catch (...) {
-    cudaGraph_t partial = nullptr;
-    (void)cudaStreamEndCapture(stream, &partial);
-    const cuda::Graph discarded(partial);  // what was captured before the error
-    throw;
-  }
-  cudaGraph_t graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
-  m_graph.reset(graph);
-  cuda::check(ended, "cudaStreamEndCapture");
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t instantiated = cudaGraphInstantiate(&exec, m_graph.get(), 0);
-  m_graph_exec.reset(exec);
-  cuda::check(instantiated, "cudaGraphInstantiate");
-  return true;
-}
-
-void NcclBackend::launch_graph() {
-  const std::lock_guard lock(m_graph_mutex);
-  if (!m_graph_exec) {
-    throw BackendError("no CUDA graph captured for " + m_what);
-  }
-  cuda::check(cudaGraphLaunch(m_graph_exec.get(), m_stream.get()), "cudaGraphLaunch (" + m_what + ")");
-}
-
-void NcclBackend::wait() {
-  const cudaStream_t stream = m_stream.get();
-  m_comm.wait_until([stream] { return cuda::stream_done(stream); }, m_what);
-}
-
-std::uint64_t NcclBackend::count_wrong() {
-  require_prepared();
-  wait();
-  if (!has_checked_output(m_spec, m_comm.rank())) {
-    return 0;
-  }
-#if CCBENCH_NCCL_KERNELS
-  if (info(m_spec.collective).recv != Span::Plan) {  // alltoallv's segments are checked on the host (pattern.cpp)
-    return count_wrong_on_device();
-  }
-#endif
-  std::vector<std::byte> output(m_layout.recv_bytes);
-  if (!output.empty()) {
-    cuda::check(cudaMemcpyAsync(output.data(), m_layout.recv, output.size(), cudaMemcpyDeviceToHost, m_stream.get()),
-                "cudaMemcpyAsync (output to host)");
-    wait();
-  }
-  return ccbench::count_wrong(m_spec, m_comm.size(), m_comm.rank(), output.data());
-}
-
-#if CCBENCH_NCCL_KERNELS
-std::uint64_t NcclBackend::count_wrong_on_device() {
-  m_wrong.reserve(sizeof(unsigned long long));
-  auto* count = reinterpret_cast<unsigned long long*>(m_wrong.data());
-  cuda::check(kernels::count_wrong(pattern_params(m_spec, m_comm.size(), m_comm.rank()), m_spec.dtype, m_layout.recv,
-                                   m_layout.recv_bytes / size_of(m_spec.dtype), count, m_stream.get()),
-              "the pattern check kernel");
-  unsigned long long wrong = 0;
-  cuda::check(cudaMemcpyAsync(&wrong, count, sizeof(wrong), cudaMemcpyDeviceToHost, m_stream.get()),
-              "cudaMemcpyAsync (wrong-element count to host)");
-  wait();
-  return wrong;
-}
-#endif
-
-}  // namespace
+}  // namespace nccl_detail
 
 CudaAnswer cuda_answer() noexcept { return cuda::ask(); }
 
