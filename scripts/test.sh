@@ -67,7 +67,7 @@ minimal_ctest() {  # minimal_ctest CTEST_ARGS...: run, then judge its skips (eac
   "$CCBENCH_ROOT/scripts/lib/ci_skips.py" "$ctest_log" "$CCBENCH_BUILD-minimal/Testing/Temporary/LastTest.log" \
     --allow 'built without NCCL'
 }
-minimal_ctest -L unit -E '^report\.|^unit\.Report|NOT_BUILT'
+minimal_ctest -L unit -E '^report\.|^drain\.|^unit\.Report|NOT_BUILT'  # report. and drain. run ccbench-report, built in the other stages
 minimal_ctest -R '^mpi\.[a-z]+\.np2$' --no-tests=error
 
 stage "CUDA 12: every CUDA target against CUDA 12.4 and NCCL 2.32 for CUDA 12 ($CCBENCH_BUILD-cuda12)"
