@@ -8,6 +8,10 @@
                  each export `promtool check metrics` clean (no lint either); every family exported is in README
   node_exporter  the export written with --textfile-dir, served by prometheus-node-exporter's textfile collector:
                  a scrape of /metrics holds every series of the file and no textfile scrape error
+  benches        (mpi tier; --bin-dir, --mpirun) every bench the MPI backend runs (`ccbench-report benches
+                 --backend mpi`), run for real on 2 ranks over 3 sizes, its result exported and `promtool check
+                 metrics` clean; the RDMA benches' export is promtool's case on the Soft-RoCE result, and
+                 copy_bench's needs a GPU
   pushgateway    the export piped to `curl --data-binary @- .../metrics/job/ccbench/instance/HOST` of a
                  prometheus-pushgateway: a scrape of it holds every series with job and instance
 
@@ -208,19 +212,43 @@ def case_pushgateway(args, tmp):
           f"/metrics serves all {len(got)} pushed series with job=\"ccbench\", instance=\"{HOST}\"")
 
 
+def case_benches(args, tmp):
+    benches = run([args.report, "benches", "--backend", "mpi"]).stdout.split()
+    assert benches, "ccbench-report benches --backend mpi named none"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    total = 0
+    for bench in benches:
+        out = os.path.join(tmp, bench + ".json")
+        cmd = [args.mpirun, "-np", "2", "--oversubscribe", os.path.join(args.bin_dir, bench), "-b", "1K", "-e", "4K",
+               "-f", "2", "-n", "3", "-w", "1", "-c", "1", "--out", out]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr[-800:]}"
+        _, found = promtool_clean(args, [out], bench)
+        rows = [s for s in found if s.startswith("ccbench_bus_bandwidth_bytes_per_second")]
+        with open(out, encoding="utf-8") as f:
+            measured = [r for r in json.load(f)["results"] if r["status"] == "ok"]
+        assert len(measured) >= 3 and len(rows) == len(measured), \
+            f"{bench}: {len(rows)} busbw series for {len(measured)} measured rows (3 sizes, each placement it has)"
+        total += len(found)
+        print(f"PASS: promtool check metrics: {bench} (mpi, 2 ranks, 1-4 KiB): {len(found)} series")
+    print(f"PASS: {len(benches)} benches exported, {total} series, every export promtool-clean")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--report", required=True)
     ap.add_argument("--data", required=True, help="tests/data")
     ap.add_argument("--profiles", required=True)
     ap.add_argument("--readme", required=True)
-    ap.add_argument("case", choices=["promtool", "node_exporter", "pushgateway"])
+    ap.add_argument("--bin-dir", help="the bench binaries (case benches)")
+    ap.add_argument("--mpirun", help="mpirun (case benches)")
+    ap.add_argument("case", choices=["promtool", "node_exporter", "pushgateway", "benches"])
     args = ap.parse_args()
     need(*{"promtool": ["promtool"], "node_exporter": ["prometheus-node-exporter", "curl"],
-           "pushgateway": ["prometheus-pushgateway", "curl"]}[args.case])
+           "pushgateway": ["prometheus-pushgateway", "curl"], "benches": ["promtool"]}[args.case])
     with tempfile.TemporaryDirectory() as tmp:
-        {"promtool": case_promtool, "node_exporter": case_node_exporter, "pushgateway": case_pushgateway}[args.case](
-            args, tmp)
+        {"promtool": case_promtool, "node_exporter": case_node_exporter, "pushgateway": case_pushgateway,
+         "benches": case_benches}[args.case](args, tmp)
     return 0
 
 
