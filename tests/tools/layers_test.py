@@ -24,15 +24,23 @@ import tempfile
 SOURCE = pathlib.Path(__file__).resolve().parents[2]
 LAYERS = SOURCE / "scripts" / "lib" / "layers.py"
 COVERED = ["model", "runtime", "topo", "kernels", "report"]
-CALLS = [  # (file that gains a call, the judge)
-    ("report/rendering/src/fleet_html.cpp", "evaluate_fleet"),
-    ("report/rendering/src/accept_render.cpp", "all_passed"),
-]
-CASES = [  # (file that gains the include, the header)
-    ("report/judging/src/fleet.cpp", "ccbench/report/renderer.hpp"),
-    ("report/judging/src/accept.cpp", "text_table.hpp"),
-    ("report/rendering/src/fleet_render.cpp", "fleet_internal.hpp"),
-    ("report/reading/src/input.cpp", "ccbench/report/accept.hpp"),
+
+def include(header: str):
+    return lambda code: f'#include "{header}"\n' + code, f"includes {header}, which is not in"
+
+
+def call(judge: str):
+    return lambda code: code + f"\nstatic const bool kCalled = {judge}({{}}, {{}});\n", \
+        f"calls {judge}, which decides a verdict"
+
+
+BREAKS = [  # (the file broken, how: what it gains and what the check must then say of it)
+    ("report/judging/src/fleet.cpp", include("ccbench/report/renderer.hpp")),
+    ("report/judging/src/accept.cpp", include("text_table.hpp")),
+    ("report/rendering/src/fleet_render.cpp", include("fleet_internal.hpp")),
+    ("report/reading/src/input.cpp", include("ccbench/report/accept.hpp")),
+    ("report/rendering/src/fleet_html.cpp", call("evaluate_fleet")),
+    ("report/rendering/src/accept_render.cpp", call("all_passed")),
 ]
 
 
@@ -51,25 +59,13 @@ def main() -> int:
         if clean.returncode != 0:
             print(f"the unchanged copy does not pass (exit {clean.returncode}): {clean.stderr.strip()}")
             return 1
-        for path, header in CASES:
+        for path, (gain, says) in BREAKS:
             target = tree / path
             original = target.read_text()
-            target.write_text(f'#include "{header}"\n' + original)
+            target.write_text(gain(original))
             run = check(tree)
-            expected = f"layers: {path}: includes {header}, which is not in"
-            if run.returncode != 1 or expected not in run.stderr:
-                failures.append(f"{path} including {header}: exit {run.returncode}, said {run.stderr.strip()!r}")
-            else:
-                print(f"caught: {run.stderr.strip()}")
-            target.write_text(original)
-        for path, judge in CALLS:
-            target = tree / path
-            original = target.read_text()
-            target.write_text(original + f"\nstatic const bool kCalled = {judge}({{}}, {{}});\n")
-            run = check(tree)
-            expected = f"layers: {path}: calls {judge}, which decides a verdict"
-            if run.returncode != 1 or expected not in run.stderr:
-                failures.append(f"{path} calling {judge}: exit {run.returncode}, said {run.stderr.strip()!r}")
+            if run.returncode != 1 or f"layers: {path}: {says}" not in run.stderr:
+                failures.append(f"{path} ({says}): exit {run.returncode}, said {run.stderr.strip()!r}")
             else:
                 print(f"caught: {run.stderr.strip()}")
             target.write_text(original)
