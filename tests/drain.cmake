@@ -9,3 +9,10 @@ foreach(_case dry-run apply resume admin no-verdict hostile accept this-node bad
   add_test(NAME drain.${_name} COMMAND ${_drain_driver} ${_case})
   set_tests_properties(drain.${_name} PROPERTIES LABELS unit TIMEOUT 120)
 endforeach()
+# ... and the installed one (cmake --install of this build into a scratch prefix), which finds its own ccbench-report:
+# the dry run and --apply cases (install label: it needs every installed file built).
+foreach(_case dry-run apply)
+  string(REPLACE "-" "_" _name ${_case})
+  add_test(NAME drain.installed_${_name} COMMAND ${_drain_driver} --installed ${PROJECT_BINARY_DIR} ${_case})
+  set_tests_properties(drain.installed_${_name} PROPERTIES LABELS install TIMEOUT 300)
+endforeach()

@@ -34,6 +34,7 @@ import tempfile
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 DRAIN = ROOT / "scripts/drain.sh"
+INSTALLED = False  # --installed: DRAIN is an install's bin/ccbench-drain
 RUNS = ROOT / "tests/data/report/runs"
 PROFILE = ROOT / "profiles/mpi-host-smoke.json"
 
@@ -98,7 +99,8 @@ class Slurm:
         return env
 
     def drain(self, *args, expect=0, **env):
-        p = subprocess.run(["bash", DRAIN, "--report", self.report, *map(str, args)], env=self.env(**env),
+        own = ["--report", self.report] if not INSTALLED else []  # an install finds its own ccbench-report
+        p = subprocess.run(["bash", DRAIN, *own, *map(str, args)], env=self.env(**env),
                            capture_output=True, text=True, timeout=120)
         print(f"$ ccbench-drain {' '.join(map(str, args))}: exit {p.returncode}\n{p.stdout}{p.stderr}", end="")
         assert p.returncode == expect, f"exit {p.returncode}, expected {expect}: {p.stderr}"
@@ -339,9 +341,18 @@ CASES = {"dry-run": dry_run, "apply": apply, "resume": resume, "admin": admin, "
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--report", required=True)
+    parser.add_argument("--installed", metavar="BUILD",
+                        help="cmake --install BUILD into a scratch prefix and run the case with its bin/ccbench-drain")
     parser.add_argument("case", choices=sorted(CASES))
     args = parser.parse_args()
+    global DRAIN, INSTALLED
     with tempfile.TemporaryDirectory(prefix="ccbench-drain-") as tmp:
+        if args.installed:
+            prefix = pathlib.Path(tmp) / "inst"
+            subprocess.run(["cmake", "--install", args.installed, "--prefix", str(prefix)], check=True,
+                           capture_output=True, timeout=300)
+            DRAIN, INSTALLED = prefix / "bin/ccbench-drain", True
+            print(f"ccbench-drain from an install: {DRAIN}")
         CASES[args.case](args.report, tmp)
     return 0
 
