@@ -30,7 +30,8 @@ of the results in the verdict's folder, as accept-node.sh leaves them, or --host
 \`ccbench-report fleet --format json\` (every host of the sweep: a BAD HOST fails; a host whose
 rows are all ok, with no BAD LINK, CANNOT TELL or SUSPICIOUS pair, in a sweep that is complete,
 not FLEET LOW and not SPLIT, passes; any other host is left as it is).
-accept: FAIL drains; PASS and WARNING (warning-level misses alone) pass; WAIVED is left as it is.
+accept: FAIL drains; PASS and WARNING (warning-level misses alone, each on its evidence) pass; a WARNING for
+evidence a check lacked, and WAIVED, are left as they are.
 
   drain   a failing host whose node is not drained or down:
           scontrol update NodeName=N State=DRAIN Reason="ccbench: CHECK FIGURE < THRESHOLD (run ID)"
@@ -237,7 +238,13 @@ read_accept() {  # read_accept FILE
       die "$f: the results beside it name ${#hosts[@]} hosts (an accept verdict is of one node): give --host NAME"
   fi
   case $verdict in
-    pass | warning) judge "${hosts[0]}" pass "accept: $verdict" "$f" ;;
+    pass) judge "${hosts[0]}" pass "accept: $verdict" "$f" ;;
+    warning)  # warning-level misses alone pass, unless one was for evidence the check lacked: never a pass
+      if get "$f" '/checks/*/lacked_evidence' --missing-ok | grep -qx true; then
+        judge "${hosts[0]}" unclear "accept: warning on evidence a check lacked (never a pass)" "$f"
+      else
+        judge "${hosts[0]}" pass "accept: $verdict" "$f"
+      fi ;;
     waived) judge "${hosts[0]}" unclear "accept: waived (--waive-unjudged: never a pass)" "$f" ;;
     fail)
       # The first check that failed: its index read from the verdicts alone (one word each), then its texts.

@@ -16,7 +16,7 @@ host names rewritten where a case needs other names.
     hostile      host names with a newline or tab: exit 2, nothing; "node2;reboot", "node[0-3]": left alone;
                  a check id and figure full of quotes, $(...), newlines, 2,000 bytes: a reason of safe bytes only,
                  255 at most, one argv element
-    accept       accept FAIL drains the results' host (the figure and threshold in the reason); WARNING resumes
+    accept       accept FAIL drains the results' host (the figure and threshold in the reason); WARNING (on its evidence) resumes
                  ccbench's drain; WAIVED touches nothing; results of two hosts: exit 2 unless --host
     this-node    --this-node (SLURMD_NODENAME, CCBENCH_DRAIN_VERDICT): only this node is read and acted on
     bad-link     fleet BAD LINK node1<->node3: neither end resumed nor drained; the other hosts resumed
@@ -127,7 +127,7 @@ def fleet_verdict(report, tmp, run="fleet-host.json", rename=None):
     return out
 
 
-def accept_verdict(report, folder, host="vm", min_gbps=None, level=None):
+def accept_verdict(report, folder, host="vm", min_gbps=None, level=None, size=None):
     """accept-node.sh's folder: a real run (its host renamed) and accept.json of mpi-host-smoke (the busbw gate
     made impossible with min_gbps, at `level` when given)."""
     folder = pathlib.Path(folder)
@@ -142,6 +142,8 @@ def accept_verdict(report, folder, host="vm", min_gbps=None, level=None):
         gate["min_GBps"] = min_gbps
     if level:
         gate["level"] = level
+    if size:
+        gate["size"] = size
     (folder.parent / "profile.json").write_text(json.dumps(profile))
     p = subprocess.run([report, "accept", folder / "allreduce_bench.json", "--profile", folder.parent / "profile.json",
                         "--format", "json"], capture_output=True, text=True)
@@ -289,6 +291,11 @@ def accept(report, tmp):
     s.drain("--verdict", warning, "--apply")
     assert s.updates()[1:] == [["update", "NodeName=n3", "State=RESUME"]], s.updates()
     s.state.write_text(json.dumps(idle("n1", "n2", n3={"state": "IDLE+DRAIN", "reason": ours})))
+    # a WARNING for evidence the check lacked (no result at its size) is never a pass: n3 stays drained
+    unmeasured = accept_verdict(report, t / "unmeasured", host="n3", level="warning", size="16G")
+    assert json.loads(unmeasured.read_text())["verdict"] == "warning"
+    s.drain("--verdict", unmeasured, "--apply")
+    assert len(s.updates()) == 2, f"a WARNING on evidence it lacked resumed: {s.updates()}"
     waived_doc = json.loads(warning.read_text())
     waived_doc["verdict"] = "waived"
     waived = t / "waived/accept.json"
@@ -304,7 +311,7 @@ def accept(report, tmp):
     p = s.drain("--verdict", two, "--apply", expect=2)
     assert "name 2 hosts" in p.stderr and len(s.updates()) == 2, p.stderr
     s.drain("--verdict", two, "--host", "n2")
-    print(f"PASS: accept FAIL drains the results' host ({reason}); WARNING resumes ours; WAIVED and 2 hosts do not")
+    print(f"PASS: accept FAIL drains the results' host ({reason}); WARNING resumes ours; a WARNING for lacked evidence, WAIVED and 2 hosts do not")
 
 
 def this_node(report, tmp):

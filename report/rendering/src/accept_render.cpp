@@ -182,6 +182,7 @@ std::string JsonRenderer::render(const AcceptVerdict& verdict) const {
                       {"verdict", json_verdict(o.verdict)},
                       {"level", name(o.level)},
                       {"next_step", o.next_step},
+                      {"lacked_evidence", o.evidence.lacked()},
                       {"measured", o.measured},
                       {"threshold", o.threshold},
                       {"culprit", o.culprit},
