@@ -205,9 +205,11 @@ std::string Session::measure_mine(Runner& runner, std::uint64_t size, bool in_pl
 // case_to_json is the serialiser the file already uses (tested both ways), so what world rank 0 gathers is by
 // construction what the file holds; a second (binary) form would be a second serialiser to keep in step, for
 // a cost outside the timed window.
-std::vector<CaseResult> Session::collect(const std::string& mine) {
+std::vector<CaseResult> Session::collect(const std::string& mine, std::uint64_t size, bool in_place) {
   std::vector<CaseResult> out;
-  m_guard.begin("gathering the results of every group");
+  // The case is named: a rank stopped between its op and this gather leaves the op and size in the message.
+  m_guard.begin(fmt::format("gathering every group's result of {} {} B {}", m_coll.name, size,
+                            in_place ? "in-place" : "out-of-place"));
   const auto texts = m_world.all_gather(mine);
   m_guard.idle("between ops");
   for (const auto& text : texts) {
@@ -259,7 +261,7 @@ bool Session::sweep() {
       if (is_writer()) {
         m_recorder.at(current_groups(), size, in_place);
       }
-      for (auto& r : collect(runner ? measure_mine(*runner, size, in_place) : std::string{})) {
+      for (auto& r : collect(runner ? measure_mine(*runner, size, in_place) : std::string{}, size, in_place)) {
         failed = failed || r.status == CaseStatus::Failed;
         if (is_writer()) {
           m_recorder.record(r);

@@ -81,7 +81,7 @@ class Session {
   /// built; the measurement or a hang's verdict is added to it).
   [[nodiscard]] CaseResult base_result(const GroupPlan& group, std::uint64_t size, bool in_place) const;
   std::string measure_mine(Runner& runner, std::uint64_t size, bool in_place);
-  std::vector<CaseResult> collect(const std::string& mine);
+  std::vector<CaseResult> collect(const std::string& mine, std::uint64_t size, bool in_place);
   [[nodiscard]] ResultDocument start_document(const std::map<std::string, std::string>& versions) const;
   /// Each group's bottleneck link from the topology and the spec database (every rank, before the first case).
   void plan_peaks();
