@@ -210,6 +210,9 @@ std::vector<CaseResult> Session::collect(const std::string& mine, std::uint64_t 
   // The case is named: a rank stopped between its op and this gather leaves the op and size in the message.
   m_guard.begin(fmt::format("gathering every group's result of {} {} B {}", m_coll.name, size,
                             in_place ? "in-place" : "out-of-place"));
+  if (m_sizes_started == 3) {  // the third size: two are in the file (a test hook, CCBENCH_DEBUG_STOP=gather:R)
+    debug::stop_if_asked("gather", m_world.rank());
+  }
   const auto texts = m_world.all_gather(mine);
   m_guard.idle("between ops");
   for (const auto& text : texts) {

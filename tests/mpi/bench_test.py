@@ -4,7 +4,7 @@
   bench_test.py --bin-dir DIR --schema S --mpirun M sweep --bench allreduce_bench --np 4
   bench_test.py ... bad-input --case min_gt_max
   bench_test.py ... sigkill --victim job|writer
-  bench_test.py ... sigstop --at setup|sweep
+  bench_test.py ... sigstop --at setup|sweep|gather
   bench_test.py ... job-end --order writer-first|other-first|writer-slow|fatal-other|fatal-writer|killed-other
   bench_test.py ... stdout-json
   bench_test.py ... straggler           (--per-rank: a rank made late is named; bench_test_straggler.py)
@@ -407,7 +407,7 @@ def main():
     k = sub.add_parser("sigkill")
     k.add_argument("--victim", choices=["job", "writer"], required=True)
     st = sub.add_parser("sigstop")
-    st.add_argument("--at", choices=["setup", "sweep"], required=True)
+    st.add_argument("--at", choices=["setup", "sweep", "gather"], required=True)
     je = sub.add_parser("job-end")
     je.add_argument("--order", choices=sorted(ORDERS), required=True)
     sub.add_parser("stdout-json")

@@ -141,16 +141,18 @@ def completed_results(path):
 
 
 def sigstop(env, args):
-    """Rank 3 of 4 stops (SIGSTOP) in set-up or in the middle of a sweep: every rank must be gone
-    within --timeout + 10 s, exit code 3, the message names the op and rank 3, the JSON keeps the
-    completed sizes and marks the op timed_out."""
+    """Rank 3 of 4 stops (SIGSTOP) in set-up, in the middle of a sweep, or between an op and the gather of its
+    results: every rank must be gone within --timeout + 10 s, exit code 3, the message names the op and rank 3,
+    the JSON keeps the completed sizes and marks the op timed_out."""
     host = socket.gethostname()
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "stopped.json"
         flags = ["-b", "1K", "-e", "1G", "-f", "4", "-n", "20", "--timeout", str(STOP_TIMEOUT_S), "--out", str(out)]
         cmd = env.command("allreduce_bench", 4, flags)
-        run_env = dict(env.env, CCBENCH_DEBUG_STOP="setup:3") if args.at == "setup" else env.env
-        print("$", "CCBENCH_DEBUG_STOP=setup:3" if args.at == "setup" else "", " ".join(cmd), flush=True)
+        # setup and gather: the bench stops itself (in set-up; between the third size's op and its gather)
+        hook = f"{args.at}:3" if args.at in ("setup", "gather") else None
+        run_env = dict(env.env, CCBENCH_DEBUG_STOP=hook) if hook else env.env
+        print("$", f"CCBENCH_DEBUG_STOP={hook}" if hook else "", " ".join(cmd), flush=True)
         started = time.time()
         proc = subprocess.Popen(cmd, cwd=tmp, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
@@ -202,5 +204,6 @@ def sigstop(env, args):
         assert any("all_reduce" in line and (size is None or size in line) for line in lines), \
             f"no message names all_reduce at {size}: {lines}"
         assert doc["run"]["ended_utc"], "a timed-out run has ended"
-        print(f"PASS: stopped after {len(ok)} completed cases; exit 3 {took:.1f} s after SIGSTOP; "
+        print(f"PASS: stopped after {len(ok)} completed cases; exit 3 {took:.1f} s after the "
+              f"{'SIGSTOP' if args.at == 'sweep' else 'launch'}; "
               f"JSON: {case['size_bytes']} B timed_out, reason: {case['reason']}")
