@@ -9,6 +9,7 @@ add_executable(ccbench_report_tests  # in the folders of report/ they test
   unit/report/judging/accept_naming_test.cpp
   unit/report/judging/accept_profile_test.cpp
   unit/report/judging/accept_test.cpp
+  unit/report/judging/baseline_test.cpp
   unit/report/judging/compare_test.cpp
   unit/report/judging/evidence_test.cpp
   unit/report/judging/regression_test.cpp
