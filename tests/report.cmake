@@ -13,6 +13,7 @@ add_executable(ccbench_report_tests  # in the folders of report/ they test
   unit/report/judging/compare_test.cpp
   unit/report/judging/evidence_test.cpp
   unit/report/judging/regression_test.cpp
+  unit/report/rendering/baseline_profile_test.cpp
   unit/report/rendering/html_test.cpp
   unit/report/rendering/openmetrics_test.cpp
   unit/report/rendering/table_test.cpp
