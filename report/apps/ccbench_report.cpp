@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline_command.hpp"
 #include "ccbench/errors.hpp"
 #include "ccbench/version.hpp"
 #include "report_commands.hpp"
@@ -217,6 +218,9 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   add_max_file_size(exporter, o);
 
+  ccbench::report_cli::BaselineOptions baseline_options;
+  auto* baseline = add_baseline_command(app, baseline_options);
+
   try {
     app.parse(argc, argv);
     if (import->parsed()) {
@@ -268,6 +272,9 @@ int run_cli(int argc, char** argv) {
         o.format = "openmetrics";
       }
       return run_export(o);
+    }
+    if (baseline->parsed()) {
+      return run_baseline(baseline_options);
     }
     if (benches->parsed()) {
       if (benches->get_option("--format")->count() == 0) {

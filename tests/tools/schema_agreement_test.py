@@ -33,7 +33,8 @@ SCHEMAS = {
     "result": (ROOT / "report/schema/ccbench.result.schema.json",
                sorted((ROOT / "tests/data/report/runs").glob("*.json"))),
     "hardware": (ROOT / "topo/specs/hardware.schema.json", [ROOT / "topo/specs/hardware.json"]),
-    "profile": (ROOT / "report/schema/ccbench.accept.schema.json", sorted((ROOT / "profiles").glob("*.json"))),
+    "profile": (ROOT / "report/schema/ccbench.accept.schema.json",
+                sorted((ROOT / "profiles").glob("*.json")) + [ROOT / "tests/data/baseline/learned/namespace-fleet.json"]),
 }
 # A case name -> the C++ verdict that differs from Python's on purpose, and why.
 DEVIATIONS = {
