@@ -24,6 +24,8 @@
   cluster_test.py ... regression      regression.sh --launches 3 over 2 hosts: A/A not REGRESSION; --repeat times
                                       node1's link at 1/4 rate REGRESSION (large sizes SLOWER), restored not
                                       (tests/cluster/cluster_regression.py)
+  cluster_test.py ... baseline        ccbench-report baseline over 5 pairs, node4 at half rate: node0,node4 left out,
+                                      accept with the learned profile FAILs that pair alone (cluster_baseline.py)
 
 Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
 AssertionError (exit 1). Every test ends by checking that nothing of its cluster is left.
@@ -42,6 +44,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tools"))
 sys.path.insert(0, str(HERE))
+import cluster_baseline  # noqa: E402
 import cluster_fleet  # noqa: E402
 import cluster_regression  # noqa: E402
 import nscluster  # noqa: E402
@@ -444,7 +447,8 @@ def sigstop_setup(env, _args):
 
 
 TESTS = {"rate": rate, "split": split, "fabric": fabric, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
-         "sigstop-setup": sigstop_setup, **cluster_fleet.TESTS, **cluster_regression.TESTS}
+         "sigstop-setup": sigstop_setup, **cluster_fleet.TESTS, **cluster_regression.TESTS,
+         **cluster_baseline.TESTS}
 
 
 def assert_clean(tags):
