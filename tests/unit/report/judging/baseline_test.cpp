@@ -163,6 +163,33 @@ TEST(Baseline, AnH800IsNeverAveragedWithAnH100) {
   EXPECT_NE(message.find("never one floor for both"), std::string::npos) << message;
 }
 
+TEST(Baseline, ThePairsOfAnAllPairsSweepAreItsHosts) {
+  // fleet-link.json: sendrecv --all-pairs over 4 namespace hosts, only node1<->node3 at half rate (tests/data/report)
+  const auto b = learn_baseline({read_result_file(source_dir() / "tests/data/report/runs/fleet-link.json")}, {});
+  ASSERT_EQ(b.checks.size(), 1U);
+  const auto& c = b.checks.at(0);
+  EXPECT_EQ(c.hosts.size(), 6U);
+  ASSERT_EQ(c.left_out.size(), 1U);
+  EXPECT_EQ(c.left_out.at(0).host, "node1,node3");
+  EXPECT_LT(c.floor_GBps, c.fit.centre);
+  EXPECT_GT(c.floor_GBps, c.left_out.at(0).GBps);
+  for (const auto& h : c.hosts) {
+    if (h.host != "node1,node3") {
+      EXPECT_GT(h.GBps, c.floor_GBps) << h.host;
+    }
+  }
+}
+
+TEST(Baseline, AFleetHalfSlowGivesNoFloor) {
+  // fleet-host.json: node2 at half rate, in 3 of the 6 pairs: the median falls between the two levels, no pair is
+  // beyond 3 spreads, and 3 spreads below the median is below 0. No floor, so no profile (never one that passes all).
+  const auto message = refusal({read_result_file(source_dir() / "tests/data/report/runs/fleet-host.json")});
+  EXPECT_NE(message.find("baseline: no check could be learned (sendrecv-float32-out-pair-2r-2n-busbw-2M: the hosts "
+                         "spread too far for a floor"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Baseline, CheckIdsAreProfileIds) {
   BaselineKey key{"allreduce_bench", "nccl", "all_reduce", "bfloat16", "sum", true, "cross-node", 16, 2, 16ULL << 30};
   EXPECT_EQ(check_id(key), "allreduce-bfloat16-sum-in-cross-node-16r-2n-busbw-16G");
