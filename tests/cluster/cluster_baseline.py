@@ -10,7 +10,6 @@ acceptance profile from a fleet of namespace hosts, and `accept` judges each hos
             unchanged, FAILs node0,node4 (exit 1) and PASSes the other four (exit 0).
 """
 import json
-import pathlib
 import re
 import subprocess
 
