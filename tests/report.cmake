@@ -78,7 +78,7 @@ foreach(_case promtool node_exporter pushgateway)
   add_test(NAME report.export.${_case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/export_test.py
                    --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data
-                   --profiles ${PROJECT_SOURCE_DIR}/profiles --readme ${PROJECT_SOURCE_DIR}/README.md ${_case})
+                   --profiles ${PROJECT_SOURCE_DIR}/profiles --readme ${PROJECT_SOURCE_DIR}/docs/reporter.md ${_case})
   set_tests_properties(report.export.${_case} PROPERTIES LABELS unit TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
 # ... and every bench the MPI backend runs, run for real (2 ranks, 3 small sizes) and its export promtool-clean
@@ -87,7 +87,7 @@ if(CCBENCH_MPI_FOUND)
   add_test(NAME report.export.benches
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/report/export_test.py
                    --report $<TARGET_FILE:ccbench-report> --data ${CMAKE_CURRENT_SOURCE_DIR}/data
-                   --profiles ${PROJECT_SOURCE_DIR}/profiles --readme ${PROJECT_SOURCE_DIR}/README.md
+                   --profiles ${PROJECT_SOURCE_DIR}/profiles --readme ${PROJECT_SOURCE_DIR}/docs/reporter.md
                    --bin-dir ${PROJECT_BINARY_DIR}/bench/apps --mpirun ${MPIEXEC_EXECUTABLE} benches)
   set_tests_properties(report.export.benches PROPERTIES LABELS mpi TIMEOUT 600 SKIP_RETURN_CODE 77 RESOURCE_LOCK cpu)
 endif()

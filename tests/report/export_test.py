@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """ccbench-report export --format openmetrics against Prometheus' own tools (issue 39, section 2).
 
-  export_test.py --report BIN --data tests/data --profiles profiles --readme README.md CASE
+  export_test.py --report BIN --data tests/data --profiles profiles --readme docs/reporter.md CASE
 
   promtool       every real result under tests/data/report/runs (and the fabric one), the fleet verdict of each
                  sweep there, the accept verdict of every shipped profile, and all of them at once: exported,
-                 each export `promtool check metrics` clean (no lint either); every family exported is in README
+                 each export `promtool check metrics` clean (no lint either); every family exported is in the reporter's reference (docs/reporter.md)
   node_exporter  the export written with --textfile-dir, served by prometheus-node-exporter's textfile collector:
                  a scrape of /metrics holds every series of the file and no textfile scrape error
   benches        (mpi tier; --bin-dir, --mpirun) every bench the MPI backend runs (`ccbench-report benches
@@ -126,10 +126,10 @@ def case_promtool(args, tmp):
     with open(args.readme, encoding="utf-8") as f:
         readme = f.read()
     missing = sorted(f for f in families if f"`{f}`" not in readme)
-    assert not missing, f"README lists no {missing}"
+    assert not missing, f"{args.readme} lists no {missing}"
     print(f"PASS: {len(results) + len(made) + 1} exports clean ({len(results)} results, "
           f"{sum('fleet-verdict' in m for m in made)} fleet and {sum('accept-verdict' in m for m in made)} accept "
-          f"verdicts, and all at once): {total} series in {len(families)} families, each family in README")
+          f"verdicts, and all at once): {total} series in {len(families)} families, each family in {args.readme}")
 
 
 class Service:
@@ -239,7 +239,7 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--data", required=True, help="tests/data")
     ap.add_argument("--profiles", required=True)
-    ap.add_argument("--readme", required=True)
+    ap.add_argument("--readme", required=True, help="the page that lists every metric family (docs/reporter.md)")
     ap.add_argument("--bin-dir", help="the bench binaries (case benches)")
     ap.add_argument("--mpirun", help="mpirun (case benches)")
     ap.add_argument("case", choices=["promtool", "node_exporter", "pushgateway", "benches"])
