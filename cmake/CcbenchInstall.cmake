@@ -1,4 +1,4 @@
-# What `cmake --install` puts where (README "Install"), relocatable: nothing installed names the prefix.
+# What `cmake --install` puts where (docs/install.md), relocatable: nothing installed names the prefix.
 #   bin/                  the benches, ccbench-report, ccbench-topo, copy_bench, and the workflows'
 #                         entry points ccbench-accept-node, ccbench-accept-fleet, ccbench-regression,
 #                         ccbench-gpu-smoke, ccbench-drain (thin wrappers)
@@ -7,7 +7,7 @@
 #                         "regression.sh" on every user's PATH
 #   share/ccbench/        hardware.json and its schema, the result schema, profiles/, suites/ (not the
 #                         sbatch files of scripts/slurm: they find a checkout, not an install, yet)
-#   share/doc/ccbench/    README.md, CHANGELOG.md, profiles.md
+#   share/doc/ccbench/    README.md, CHANGELOG.md, profiles.md, docs/ (the guides and the reference)
 # The binaries find share/ccbench as ../share/ccbench from their own folder (ccbench/data_dir.hpp);
 # the scripts find it as ../../share/ccbench from theirs (scripts/env.sh).
 include(GNUInstallDirs)
@@ -50,6 +50,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         COMPONENT ccbench)
 install(FILES ${PROJECT_SOURCE_DIR}/profiles/README.md DESTINATION ${CCBENCH_INSTALL_DOCDIR} RENAME profiles.md
         COMPONENT ccbench)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CCBENCH_INSTALL_DOCDIR}/docs COMPONENT ccbench
+        FILES_MATCHING PATTERN "*.md")
 
 # The Debian package (cpack -G DEB in the build: ccbench_<version>_amd64.deb), one package for all of
 # it: NCCL is loaded at run time and the CUDA runtime is linked statically, so nothing in it needs an

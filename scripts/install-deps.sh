@@ -25,12 +25,25 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
   gdb                                           # a hung job's stacks, printed by the mpi tier's signal tests
   mmdebstrap dpkg-dev fakeroot binutils patchelf  # the install tier: the .deb in a fresh Debian 12, the bundle
   python3-pip                                   # the bundle: the PyPI wheel of Open MPI (pip download)
+  python3-venv                                  # the doc test: byexample (PyPI, not in Debian) in a venv, below
   podman runc)                                  # the install tier: container/Containerfile built and run
 
 if [ "$build_only" = 1 ]; then
   packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
     libcli11-dev libhwloc-dev libpng-dev libssl-dev libibverbs-dev python3)
 fi
+# The doc test's runner (tests/docs/doc_examples.py): byexample from PyPI, pinned, into a venv of the user's own
+# (Debian's python3 is externally managed), once; pip asks nothing, so it runs as root with CI=true and no stdin.
+doc_venv=${CCBENCH_DOC_VENV:-$HOME/.cache/ccbench/doc-venv}
+byexample_version=11.0.0
+install_byexample() {
+  [ "$build_only" = 1 ] && return 0
+  [ -x "$doc_venv/bin/byexample" ] && return 0
+  echo "install-deps: byexample $byexample_version into $doc_venv (pip)"
+  python3 -m venv "$doc_venv"
+  "$doc_venv/bin/pip" install -q --disable-pip-version-check --no-input "byexample==$byexample_version"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -38,6 +51,7 @@ for p in "${packages[@]}"; do
   fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  install_byexample
   exit 0
 fi
 
@@ -54,3 +68,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_byexample

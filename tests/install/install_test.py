@@ -89,7 +89,8 @@ def relocated(args):
             assert want in programs, f"bin/{want} was not installed"
         for data in ["share/ccbench/profiles/mpi-host-smoke.json", "share/ccbench/suites/smoke.suite",
                      "share/ccbench/hardware.json", "share/ccbench/ccbench.result.schema.json",
-                     "share/doc/ccbench/README.md", "libexec/ccbench/env.sh", "libexec/ccbench/lib/workflow.sh"]:
+                     "share/doc/ccbench/README.md", "share/doc/ccbench/docs/README.md", "libexec/ccbench/env.sh",
+                     "libexec/ccbench/lib/workflow.sh"]:
             assert (moved / data).is_file(), f"{data} was not installed"
         check_runpath(bindir / "allreduce_bench")
         env = dict(os.environ, **BENCH_ENV)

@@ -31,7 +31,7 @@ SLOW_MBIT = 25  # n3's pairs at half rate: LOW (below 80% of the level n1<->n2 s
 ADMIN = "admin: fan"
 EARLIER = "ccbench: fleet-bad-host sendrecv_bench 0.40 < 0.80 of level, 3/3 pairs low (run earlier)"
 # Open MPI over TCP: one connection a peer, so a two-way exchange of large messages runs at half rate unless
-# the eager limit holds a message (README: Multi-host); tests/cluster sets the same.
+# the eager limit holds a message (docs/guide-slurm-containers.md); tests/cluster sets the same.
 MPI_ENV = {"OMPI_MCA_btl_tcp_eager_limit": str(32 << 20), "OMPI_MCA_btl_tcp_max_send_size": str(32 << 20),
            "OMPI_MCA_mpi_yield_when_idle": "1"}
 
