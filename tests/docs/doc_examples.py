@@ -7,7 +7,7 @@
 An example is a `$ COMMAND` line inside a fenced block, followed by the output the document shows; byexample
 runs it in bash and compares. `<...>` in the output masks what varies (times, rates, hosts, dates, paths).
 Every example runs in one scratch folder per document, which holds links to the checkout's scripts/,
-profiles/ and tests/ and to the build under test as build/: commands read as they would at the root of a
+profiles/, tests/ and report/ and to the build under test as build/: commands read as they would at the root of a
 clone. An example that cannot run here (a GPU, an InfiniBand fabric, a Slurm cluster) carries
 `# byexample: +skip` and sits in a block right after a `<!-- not run: REASON -->` line; this script lists
 each with its reason, and refuses a skipped example without a reason, or a reason with no skipped example.
@@ -28,10 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-LINKED = ["scripts", "profiles", "tests"]  # what the examples may name, beside build/
+LINKED = ["scripts", "profiles", "tests", "report"]  # what the examples may name, beside build/
 PROMPT = re.compile(r"^\s*\$ ")
 SKIP = "byexample: +skip"
-REASON = re.compile(r"^<!-- not run: (.+?) -->\s*$")
+REASON = re.compile(r"^\s*<!-- not run: (.+?) -->\s*$")
 SUMMARY = re.compile(r"\[(PASS|FAIL|ABORT|SKIP)\] Pass: (\d+) Fail: (\d+) Skip: (\d+)")
 OPTIONS = "+norm-ws +shell=bash"  # output columns widen with their values: compare words, not spaces
 
