@@ -12,8 +12,8 @@ clone. An example that cannot run here (a GPU, an InfiniBand fabric, a Slurm clu
 `# byexample: +skip` and sits in a block right after a `<!-- not run: REASON -->` line; this script lists
 each with its reason, and refuses a skipped example without a reason, or a reason with no skipped example.
 
---catch copies README.md up to its first example into a scratch folder, changes one word of that example's output, runs it,
-and fails unless byexample fails it (the check that the doc test can fail at all).
+--catch copies README.md up to its first example into a scratch folder, changes one word of that example's
+output, runs it, and fails unless byexample fails it (the check that the doc test can fail at all).
 
 Exit 0 every example passed; 1 one failed (byexample's diff printed), or --catch was not caught;
 2 bad input (no build, a skip without its reason); 77 no byexample (SKIPPED).
@@ -50,8 +50,8 @@ def find_byexample(given):
     for c in candidates:
         if c and os.access(c, os.X_OK):
             return c
-    print("SKIPPED: byexample not found (scripts/install-deps.sh installs it into $CCBENCH_DOC_VENV, else ~/.cache/ccbench/doc-venv; "
-          "or give --byexample)")
+    print("SKIPPED: byexample not found (scripts/install-deps.sh installs it into $CCBENCH_DOC_VENV, "
+          "else ~/.cache/ccbench/doc-venv; or give --byexample)")
     sys.exit(77)
 
 
@@ -108,6 +108,11 @@ def run_file(byexample, doc, folder, timeout):
     return (int(m.group(2)), int(m.group(3)), int(m.group(4))), text
 
 
+def shown(doc, source):
+    """A document's name as the summary prints it: relative to the checkout where it is in it."""
+    return doc.relative_to(source) if doc.is_relative_to(source) else doc
+
+
 def docs_of(source, given):
     if given:
         return [Path(g).resolve() for g in given]
@@ -124,7 +129,7 @@ def run_all(args, byexample):
             folder = scratch_for(args.source, args.build, root)
             t0 = time.monotonic()
             counts, text = run_file(byexample, doc, folder, args.timeout)
-            rel = doc.relative_to(args.source) if doc.is_relative_to(args.source) else doc
+            rel = shown(doc, args.source)
             if counts is None:
                 print(text)
                 failed_docs.append(str(rel))
@@ -147,7 +152,7 @@ def run_all(args, byexample):
               file=sys.stderr)
         return 1
     for doc, n, command, reason in skipped:
-        print(f"  not run: {doc.relative_to(args.source)}:{n}: {command}  ({reason})")
+        print(f"  not run: {shown(doc, args.source)}:{n}: {command}  ({reason})")
     if failed_docs:
         print(f"FAILED: {', '.join(failed_docs)}")
         return 1
