@@ -28,7 +28,7 @@ if [ ! -x "$root/usr/bin/nvcc" ]; then
   stage "a Debian 13 root filesystem with nvidia-cuda-toolkit (CUDA 12.4) and the build's packages"
   rm -rf "$root"
   mmdebstrap --mode=root --variant=apt --components="main contrib non-free" --quiet \
-    --include="nvidia-cuda-toolkit,g++-13,g++,cmake,ninja-build,pkg-config,libfmt-dev,nlohmann-json3-dev,libcli11-dev,libopenmpi-dev,openmpi-bin,libhwloc-dev,libpng-dev,libssl-dev,libibverbs-dev,libbenchmark-dev,python3" \
+    --include="nvidia-cuda-toolkit,g++-13,g++,cmake,ninja-build,pkg-config,libfmt-dev,nlohmann-json3-dev,libcli11-dev,libopenmpi-dev,openmpi-bin,libhwloc-dev,libpng-dev,libsqlite3-dev,libssl-dev,libibverbs-dev,libbenchmark-dev,python3" \
     trixie "$root" http://deb.debian.org/debian
 fi
 if [ ! -f "$root/opt/nccl/include/nccl.h" ]; then

@@ -8,7 +8,7 @@ build_only=0
 [ "${1:-}" = --build-only ] && build_only=1
 
 packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
-  libcli11-dev libgtest-dev libhwloc-dev libpng-dev libssl-dev python3 python3-jsonschema clang-format
+  libcli11-dev libgtest-dev libhwloc-dev libpng-dev libsqlite3-dev libssl-dev python3 python3-jsonschema clang-format
   json-schema-test-suite                        # the JSON Schema validator checked against the official suite
   clang libclang-rt-14-dev                      # the reader's fuzz target (libFuzzer)
   chromium fonts-dejavu-core python3-pil        # the HTML report opened in headless Chromium
@@ -30,7 +30,7 @@ packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt
 
 if [ "$build_only" = 1 ]; then
   packages=(cmake ninja-build g++ git pkg-config libopenmpi-dev openmpi-bin libfmt-dev nlohmann-json3-dev
-    libcli11-dev libhwloc-dev libpng-dev libssl-dev libibverbs-dev python3)
+    libcli11-dev libhwloc-dev libpng-dev libsqlite3-dev libssl-dev libibverbs-dev python3)
 fi
 # The doc test's runner (tests/docs/doc_examples.py): byexample from PyPI, pinned, into a venv of the user's own
 # (Debian's python3 is externally managed), once; pip asks nothing, so it runs as root with CI=true and no stdin.

@@ -6,7 +6,7 @@
 #                         copy_bench, the workflows, mpirun/mpiexec, ccbench-env): each sets the bundle's
 #                         environment (libexec/ccbench/bundle-env.sh) and runs the real program
 #   libexec/ccbench/bin/  the programs (stripped; RUNPATH into lib/ccbench)
-#   lib/ccbench/          the shared libraries they need (fmt, hwloc, libpng, ...; RUNPATH $ORIGIN);
+#   lib/ccbench/          the shared libraries they need (fmt, hwloc, libpng, sqlite3, ...; RUNPATH $ORIGIN);
 #                         fallback/ibverbs (libibverbs, libnl) and fallback/cxx (libstdc++, libgcc_s) are
 #                         used only where the machine has none of its own (a node's own libibverbs knows
 #                         its RDMA providers)

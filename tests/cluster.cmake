@@ -10,7 +10,7 @@ set(_cluster_driver ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cluster/cl
     --bin-dir ${PROJECT_BINARY_DIR}/bench/apps --schema ${CCBENCH_SCHEMA} --mpirun ${MPIEXEC_EXECUTABLE}
     --report $<TARGET_FILE:ccbench-report>)
 foreach(_case rate split fabric sigkill sigstop-sweep sigstop-setup fleet fleet-evidence fleet-lanes fleet-majority
-              fleet-fast-pair fleet-alias fleet-installed fleet-bundle fleet-timeout regression baseline)
+              fleet-fast-pair fleet-alias fleet-installed fleet-bundle fleet-timeout regression baseline trend)
   string(REPLACE "-" "_" _name ${_case})
   add_test(NAME cluster.${_name} COMMAND ${_cluster_driver} ${_case})
   # RUN_SERIAL: the links are shaped to be measured, and namespaces, bridge and ports are root-wide.
@@ -26,6 +26,8 @@ set_tests_properties(cluster.fleet cluster.fleet_lanes cluster.fleet_majority cl
 # 4-5 s, each slowed run 14-15 s, each restored one 4-5 s, the late interleaved one 12 s)
 set_tests_properties(cluster.regression PROPERTIES TIMEOUT 300)
 # baseline: 11 sendrecv runs (5 to learn, 5 to judge) and an all_reduce over pairs of 6 hosts: 43-45 s here
+# trend: 40 sendrecv --all-pairs sweeps of 3 hosts (16 at 100 Mbit/s, 8 with node2 lowered step by step, 16 at 70)
+set_tests_properties(cluster.trend PROPERTIES TIMEOUT 600)
 # The bundle needs the Open MPI wheel that install.bundle downloads into BUILD/_bundle once (pip): run after it, where
 # both run (fleet_bundle skips, saying so, without the wheel; with CI=true a skip fails the run).
 if(TEST install.bundle)

@@ -1,6 +1,7 @@
 # report/ tests (unit tier): the reader, the printers, compare, accept and html, on the real result
 # files under tests/data/report/runs. Included from tests/CMakeLists.txt (GTest, Python3 provided).
 add_executable(ccbench_report_tests  # in the folders of report/ they test
+  unit/report/reading/history_index_test.cpp
   unit/report/reading/input_test.cpp
   unit/report/reading/json_get_test.cpp
   unit/report/reading/schemas_test.cpp
@@ -13,6 +14,7 @@ add_executable(ccbench_report_tests  # in the folders of report/ they test
   unit/report/judging/compare_test.cpp
   unit/report/judging/evidence_test.cpp
   unit/report/judging/regression_test.cpp
+  unit/report/judging/trend_test.cpp
   unit/report/rendering/baseline_profile_test.cpp
   unit/report/rendering/html_test.cpp
   unit/report/rendering/openmetrics_test.cpp

@@ -221,6 +221,32 @@ int run_cli(int argc, char** argv) {
   ccbench::report_cli::BaselineOptions baseline_options;
   auto* baseline = add_baseline_command(app, baseline_options);
 
+  auto* index = app.add_subcommand(
+      "index",
+      "the history index (SQLite, one file): brought up to date with every *.json under the folders, a file "
+      "added, changed or removed since the last update noticed; the files stay the source of truth");
+  index->add_option("folders", o.files, "result folders (walked recursively) or files")->required();
+  index->add_option("--db", o.db, "the index file (created if absent)")->required();
+  index->add_flag("--rebuild", o.rebuild, "forget what the index holds and make it again from the files");
+  add_max_file_size(index, o);
+
+  auto* trend = app.add_subcommand(
+      "trend",
+      "each series (bench, row, hosts) over its runs with a drift verdict (Pettitt's change-point test, cut at "
+      "software changes): exit 0 no drift, 1 drift, 2 no verdict");
+  trend->add_option("folders", o.files, "result folders (walked recursively) or files; with --db, added to it");
+  trend->add_option("--db", o.db, "a history index (ccbench-report index): read, and updated with the folders given");
+  trend->add_option("--threshold", o.threshold, "a change of a series' median smaller than this percentage is no drift")
+      ->capture_default_str();
+  trend->add_option("--alarm-rate", o.alarm_rate, "PCT: the false-alarm rate over every series tested together")
+      ->capture_default_str();
+  trend->add_flag("--partial", o.fleet_partial,
+                  "judge the series long enough to judge; the others (and unreadable results) are listed, not a "
+                  "NO VERDICT");
+  trend->add_option("--html", o.trend_html, "also write the page: the verdict and an SVG plot per series");
+  trend->add_option("--format", o.format, "terminal | markdown | json")->capture_default_str();
+  add_max_file_size(trend, o);
+
   try {
     app.parse(argc, argv);
     if (import->parsed()) {
@@ -263,6 +289,12 @@ int run_cli(int argc, char** argv) {
         o.max_file_size = std::string{kFleetMaxFileSize};
       }
       return run_fleet(o);
+    }
+    if (index->parsed()) {
+      return run_index(o);
+    }
+    if (trend->parsed()) {
+      return run_trend(o);
     }
     if (get->parsed()) {
       return run_get(o);

@@ -97,28 +97,6 @@ void check_not_an_input(const std::string& output, std::string_view flag, const 
   }
 }
 
-namespace {
-
-report::Format format_of(const Options& o) {
-  const auto f = report::parse_format(o.format);
-  if (!f) {
-    throw UsageError(fmt::format("--format {}: expected terminal, markdown, csv or json", o.format));
-  }
-  return *f;
-}
-
-bool use_colour(const Options& o, report::Format format) {
-  if (format != report::Format::Terminal || o.colour == "never") {
-    return false;
-  }
-  if (o.colour == "always") {
-    return true;
-  }
-  const char* term = std::getenv("TERM");
-  return ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr &&
-         (term == nullptr || std::string(term) != "dumb");
-}
-
 /// "5", "5%" -> 0.05. Percent in (0, 100).
 double parse_threshold(std::string text) {
   if (!text.empty() && text.back() == '%') {
@@ -145,6 +123,28 @@ double parse_percent(std::string_view option, std::string text, double lo, doubl
         fmt::format("{} {}: expected a percentage above {:g} and at most {:g}, like 3 or 3%", option, given, lo, hi));
   }
   return pct;
+}
+
+namespace {
+
+report::Format format_of(const Options& o) {
+  const auto f = report::parse_format(o.format);
+  if (!f) {
+    throw UsageError(fmt::format("--format {}: expected terminal, markdown, csv or json", o.format));
+  }
+  return *f;
+}
+
+bool use_colour(const Options& o, report::Format format) {
+  if (format != report::Format::Terminal || o.colour == "never") {
+    return false;
+  }
+  if (o.colour == "always") {
+    return true;
+  }
+  const char* term = std::getenv("TERM");
+  return ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr &&
+         (term == nullptr || std::string(term) != "dumb");
 }
 
 /// --junit: a path that can be written and that is no input (writing it would replace a result), checked

@@ -56,6 +56,10 @@ struct Options {
   // export
   std::string textfile_dir;               // node_exporter's --collector.textfile.directory; "" for stdout
   std::string textfile_name = "ccbench";  // NAME.prom in it
+  // index, trend, regression --history
+  std::string db;          // the history index's file; "" for one in memory (trend over folders)
+  bool rebuild = false;    // index --rebuild
+  std::string trend_html;  // trend --html PAGE
   // every subcommand
   std::string max_file_size = "256M";
   std::vector<std::string> waive_unjudged;  // accept --waive-unjudged: check ids, or all
@@ -74,6 +78,11 @@ void emit(const std::string& text, const std::string& path);
 /// written: the same file by device and inode, never by name; UsageError when it is one. "" and "-" are no file.
 void check_not_an_input(const std::string& output, std::string_view flag, const std::vector<std::string>& inputs);
 
+/// --threshold: "5", "5%" -> 0.05; a percentage in (0, 100), else UsageError.
+double parse_threshold(std::string text);
+/// A percentage given to `option`, like 3 or 3%: above `lo`, at most `hi`; UsageError otherwise.
+double parse_percent(std::string_view option, std::string text, double lo, double hi);
+
 int run_get(const Options& o);
 int run_benches(const Options& o);
 int run_table(const Options& o);
@@ -84,6 +93,10 @@ int run_fleet(const Options& o);
 int run_html(const Options& o);
 /// export: results and accept's and fleet's JSON verdicts as Prometheus metrics (stdout or --textfile-dir).
 int run_export(const Options& o);
+/// index: the history index (--db) brought up to date with the folders' results (--rebuild: made again).
+int run_index(const Options& o);
+/// trend: each series of the history over its runs, with the drift verdict (exit 0 none, 1 drift, 2 no verdict).
+int run_trend(const Options& o);
 /// `argv`: the importer's own command line, for a log that keeps none.
 int run_import(const Options& o, const std::vector<std::string>& argv);
 

@@ -26,6 +26,9 @@
                                       (tests/cluster/cluster_regression.py)
   cluster_test.py ... baseline        ccbench-report baseline over 5 pairs, node4 at half rate: node0,node4 left out,
                                       accept with the learned profile FAILs that pair alone (cluster_baseline.py)
+  cluster_test.py ... trend           40 --all-pairs sweeps of 3 hosts: node2's link lowered step by step named by
+                                      trend from its first lowered run; an NCCL change shared by all a software
+                                      change (tests/cluster/cluster_trend.py)
 
 Exit 77 (skipped) when this machine cannot make network namespaces (not root, say). Failures raise
 AssertionError (exit 1). Every test ends by checking that nothing of its cluster is left.
@@ -47,6 +50,7 @@ sys.path.insert(0, str(HERE))
 import cluster_baseline  # noqa: E402
 import cluster_fleet  # noqa: E402
 import cluster_regression  # noqa: E402
+import cluster_trend  # noqa: E402
 import nscluster  # noqa: E402
 import validate_result  # noqa: E402
 
@@ -448,7 +452,7 @@ def sigstop_setup(env, _args):
 
 TESTS = {"rate": rate, "split": split, "fabric": fabric, "sigkill": sigkill, "sigstop-sweep": sigstop_sweep,
          "sigstop-setup": sigstop_setup, **cluster_fleet.TESTS, **cluster_regression.TESTS,
-         **cluster_baseline.TESTS}
+         **cluster_baseline.TESTS, **cluster_trend.TESTS}
 
 
 def assert_clean(tags):

@@ -195,13 +195,17 @@ std::vector<LoadedRun> without_a_large_fleet(const std::vector<LoadedRun>& runs,
 
 }  // namespace
 
-std::string render_html(const std::vector<LoadedRun>& runs, const HtmlOptions& options) {
-  const std::vector<std::string> names = run_names(runs);
+std::string detail::page_open(std::string_view title) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += fmt::format("<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n", kContentSecurityPolicy);
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", esc(options.title), kStyle);
-  out += fmt::format("<h1>{}</h1>\n", esc(options.title));
+  out += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", esc(title), kStyle);
+  return out + fmt::format("<h1>{}</h1>\n", esc(title));
+}
+
+std::string render_html(const std::vector<LoadedRun>& runs, const HtmlOptions& options) {
+  const std::vector<std::string> names = run_names(runs);
+  std::string out = detail::page_open(options.title);
   out += fmt::format(
       "<p class=\"note\">{} run(s). Sizes are binary (1 KiB = 1024 B); rates are GB/s = 10<sup>9</sup> B/s. "
       "Times are per op, the slowest rank's, median (p50) and p95 over the samples.</p>\n",

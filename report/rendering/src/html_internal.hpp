@@ -19,6 +19,9 @@ inline std::string join(const std::vector<std::string>& parts, std::string_view 
   return out;
 }
 
+/// A page's start: doctype, the Content-Security-Policy (no script, no fetch), the style, the title and its <h1>.
+std::string page_open(std::string_view title);
+
 /// The "Bus bandwidth against size" section: one plot per group of results across runs, and the groups not plotted.
 std::string plots(const std::vector<LoadedRun>& runs, const std::vector<std::string>& names);
 
