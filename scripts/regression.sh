@@ -52,6 +52,8 @@ options:
   --label LABEL         name of this run (letters, digits, . _ -); STORE/LABEL (interleaved: STORE/LABEL.a
                         and STORE/LABEL.b) must not exist
   --baseline LABEL      a stored label to compare with (without it: only store)
+  --history DB          instead of --baseline: each bench's own latest runs in a history index (ccbench-report
+                        index; the same hosts and software), as ccbench-report regression --history DB
   --launches N          passes over the whole suite, 1 to 100 (default 5); launch K in LABEL/launch-K/
   --store DIR           where labels are stored (default: results/regression)
   --threshold PCT       a change smaller than this is SAME (default 5, ccbench-report's default)
@@ -102,12 +104,13 @@ labels_in() {  # labels_in STORE: "a, b" or "none"
 # --- options -------------------------------------------------------------------------------------
 suite="" label="" baseline="" store=results/regression threshold=5 np="" bin_dir=${CCBENCH_BIN:-} report=""
 launcher=mpirun launcher_args="" timeout="" launches=5 launch_noise="" alarm_rate=5 aa=0
-nccl_a="" nccl_b="" env_a="" env_b="" bin_a="" bin_b=""
+nccl_a="" nccl_b="" env_a="" env_b="" bin_a="" bin_b="" history=""
 set_option() {  # set_option OPTION VALUE: an option that takes a value, or a switch and 1 (parse_options)
   case $1 in
     --suite) suite=$2 ;;
     --label) label=$2 ;;
     --baseline) baseline=$2 ;;
+    --history) history=$2 ;;
     --launches) launches=$2 ;;
     --launch-noise) launch_noise=$2 ;;
     --alarm-rate) alarm_rate=$2 ;;
@@ -128,7 +131,7 @@ set_option() {  # set_option OPTION VALUE: an option that takes a value, or a sw
     --timeout) timeout=$2 ;;
   esac
 }
-parse_options --suite --label --baseline --store --threshold --np --bin --report --launcher --mpirun-args \
+parse_options --suite --label --baseline --history --store --threshold --np --bin --report --launcher --mpirun-args \
   --timeout --launches --launch-noise --alarm-rate --nccl-a --nccl-b --env-a --env-b --bin-a --bin-b --aa! -- "$@"
 
 label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
@@ -137,6 +140,9 @@ label_ok() { [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]]; }
 label_ok "$label" || die "--label '$label': use letters, digits, '.', '_' and '-' (not first)"
 [ -z "$baseline" ] || label_ok "$baseline" || die "--baseline '$baseline': not a label (letters, digits, . _ -)"
 [ "$baseline" != "$label" ] || die "--baseline $baseline is the label of this run: give another label"
+[ -z "$history" ] || [ -z "$baseline" ] ||
+  die "--history $history: the baseline is the history (each bench's latest runs in the index) or --baseline, not both"
+[ -z "$history" ] || [ -f "$history" ] || die "--history $history: no such index (make it: ccbench-report index RESULTS --db $history)"
 if ! [[ $launches =~ ^[1-9][0-9]{0,2}$ ]] || [ "$launches" -gt 100 ]; then
   die "--launches '$launches': expected a whole number of passes over the suite, 1 to 100"
 fi
@@ -155,6 +161,7 @@ if [ "$aa" = 1 ]; then
   [ -z "$baseline" ] || die "--aa compares two sides of one run: it takes no --baseline"
 fi
 if [ "$aa" = 1 ] || [ ${#differ[@]} -gt 0 ]; then
+  [ -z "$history" ] || die "--history: an interleaved run compares its own two sides, LABEL.a and LABEL.b; drop --history"
   [ -z "$baseline" ] ||
     die "--baseline $baseline: an interleaved run ($(join ", " "${differ[@]}")) compares its own two sides, LABEL.a and LABEL.b; drop --baseline"
   sides=(a b)
@@ -255,7 +262,7 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$suite_file"
 [ ${#entries[@]} -gt 0 ] || die "$suite_file: no bench lines (one 'NAME_bench ARGS...' or '@KIND ARGS...' per line)"
 
-if { [ -n "$baseline" ] || [ ${#sides[@]} = 2 ]; } && ! have_report; then
+if { [ -n "$baseline$history" ] || [ ${#sides[@]} = 2 ]; } && ! have_report; then
   die "not built: ccbench-report (give --report PATH)"
 fi
 # The rules are the binaries': compare's --threshold, and each bench's command line (the suite's flags and
@@ -411,7 +418,7 @@ echo "stored: $launches launch(es) of the ${#entries[@]} benches of suite $suite
 # --- compare -------------------------------------------------------------------------------------
 status=0
 [ ${#failed[@]} = 0 ] || status=1
-if [ -z "$baseline" ] && [ ${#sides[@]} = 1 ]; then
+if [ -z "$baseline$history" ] && [ ${#sides[@]} = 1 ]; then
   [ ${#failed[@]} = 0 ] || echo "benches that failed: $(join ", " "${failed[@]}")"
   [ ${#timed_out[@]} = 0 ] || { echo "benches that timed out: $(join ", " "${timed_out[@]}")"; status=3; }
   echo "no --baseline: nothing compared (labels in $store: $(labels_in "$store")); exit $status"
@@ -433,6 +440,13 @@ how+=(--threshold "${threshold%\%}")
 how+=(--alarm-rate "${alarm_rate%\%}")
 echo
 rc=0
+if [ -n "$history" ]; then  # the baseline: each bench's latest runs in the index, same hosts and software
+  run_logged "$store/$cand/logs/regression.txt" "$report" regression --history "$history" "$store/$cand" \
+    --label-b "$cand" "${how[@]}" || rc=$?
+  "$report" regression --history "$history" "$store/$cand" --label-b "$cand" "${how[@]}" \
+    --format json >"$store/$cand/logs/regression.json" 2>/dev/null || true
+  exit "$rc"
+fi
 run_logged "$store/$cand/logs/regression.txt" "$report" regression "$store/$base" "$store/$cand" \
   --label-a "$base" --label-b "$cand" "${how[@]}" || rc=$?
 "$report" regression "$store/$base" "$store/$cand" --label-a "$base" --label-b "$cand" "${how[@]}" \

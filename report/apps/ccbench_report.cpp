@@ -78,8 +78,18 @@ int run_cli(int argc, char** argv) {
       "two stored runs of a suite (regression.sh's BASE and CAND label folders) compared bench by bench, one "
       "verdict: exit 0 none, 1 SLOWER/FAILED/MISSING rows or a failed bench, 2 no verdict, 3 a bench timed out");
   auto* regression_folders =
-      regression->add_option("folders", o.files, "BASE CAND (stored runs: launch-K/ folders of NAME.json results)")
-          ->expected(2);
+      regression
+          ->add_option("folders", o.files,
+                       "BASE CAND (stored runs: launch-K/ folders of NAME.json results); with --history, CAND only")
+          ->expected(1, 2);
+  regression->add_option("--history", o.db,
+                         "a history index (ccbench-report index): the baseline is each bench's own latest runs in it, "
+                         "on the same hosts with the same software, instead of BASE");
+  regression
+      ->add_option("--history-runs", o.history_runs,
+                   "with --history: how many of the latest runs make the baseline (each one launch)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   regression->add_flag("--check", o.check_only,
                        "check the options only (no folders): what a script asks before it runs the suite");
   add_verdict_options(regression, o, "its folder's name", "its folder's name");
@@ -269,6 +279,10 @@ int run_cli(int argc, char** argv) {
         throw UsageError(o.check_only
                              ? "regression: --check takes no folders"
                              : "regression: give BASE_DIR and CAND_DIR (or --check to check the options only)");
+      }
+      if (!o.check_only && regression_folders->count() != (o.db.empty() ? 2U : 1U)) {
+        throw UsageError(o.db.empty() ? "regression: give BASE_DIR and CAND_DIR (or --history DB and CAND_DIR)"
+                                      : "regression --history: give CAND_DIR only (the baseline is the history)");
       }
       return run_regression(o);
     }

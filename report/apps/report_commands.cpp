@@ -276,7 +276,9 @@ int run_regression(const Options& o) {
   if (o.check_only) {
     return ccbench::kExitOk;
   }
-  const auto verdict = report::compare_run_folders(o.files.at(0), o.files.at(1), options, max_file_bytes(o));
+  const auto verdict = o.db.empty()
+                           ? report::compare_run_folders(o.files.at(0), o.files.at(1), options, max_file_bytes(o))
+                           : regression_against_history(o, options);
   emit(report::make_renderer(format, use_colour(o, format))->render(verdict), "");
   return verdict.exit_code();
 }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ccbench/report/regression.hpp"
+
 namespace ccbench::report_cli {
 
 struct Options {
@@ -57,9 +59,10 @@ struct Options {
   std::string textfile_dir;               // node_exporter's --collector.textfile.directory; "" for stdout
   std::string textfile_name = "ccbench";  // NAME.prom in it
   // index, trend, regression --history
-  std::string db;          // the history index's file; "" for one in memory (trend over folders)
-  bool rebuild = false;    // index --rebuild
-  std::string trend_html;  // trend --html PAGE
+  std::string db;                // the history index's file; "" for one in memory (trend over folders)
+  bool rebuild = false;          // index --rebuild
+  std::string trend_html;        // trend --html PAGE
+  std::size_t history_runs = 5;  // regression --history: the latest runs taken as the baseline
   // every subcommand
   std::string max_file_size = "256M";
   std::vector<std::string> waive_unjudged;  // accept --waive-unjudged: check ids, or all
@@ -97,6 +100,10 @@ int run_export(const Options& o);
 int run_index(const Options& o);
 /// trend: each series of the history over its runs, with the drift verdict (exit 0 none, 1 drift, 2 no verdict).
 int run_trend(const Options& o);
+/// regression --history DB CAND: each bench of CAND against its own history in the index: the result files of the
+/// --history-runs latest runs before CAND's that hold its rows on its hosts with the same software, as the baseline's
+/// launches (in a temporary folder, removed after), judged as regression judges two labels.
+report::RegressionVerdict regression_against_history(const Options& o, const report::CompareOptions& options);
 /// `argv`: the importer's own command line, for a log that keeps none.
 int run_import(const Options& o, const std::vector<std::string>& argv);
 

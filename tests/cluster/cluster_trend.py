@@ -8,7 +8,9 @@ runs, sendrecv --all-pairs sweeps of 3 namespace hosts on tc-shaped links, kept 
          libraries.nccl 2.18.3 and these under 2.19.4 (copies of the real documents with that one field set: the MPI
          backend loads no NCCL, so no real run here records one), trend reports one SOFTWARE CHANGE in all 3 series
          and names no host (exit 0); the same runs without the field are every host moving at once: the fleet, no
-         host named (exit 1).
+         host named (exit 1). regression --history over an index of the first 16: the last 4 lowered runs are
+         REGRESSION (exit 1); the last 4 unchanged runs against the 5 before them are not; runs that recorded other
+         software find no baseline (NO VERDICT, exit 2).
 """
 import json
 import pathlib
@@ -60,6 +62,14 @@ def with_nccl(src, dst, version):
         target = dst / path.relative_to(src)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(doc))
+
+
+def label_of(folder, files):
+    """A candidate laid out as regression.sh stores a label: folder/launch-K/sendrecv.json, copies of `files`."""
+    for k, path in enumerate(files, 1):
+        (folder / f"launch-{k}").mkdir(parents=True)
+        shutil.copy(path, folder / f"launch-{k}" / "sendrecv.json")
+    return folder
 
 
 def trend(env, _args):
@@ -128,6 +138,22 @@ def trend(env, _args):
         shutil.copytree(fleet, both / "fleet70")
         p = report(env, "trend", both, expect=1)
         assert "every host moved together" in p.stdout and not re.search(r"^DRIFT node", p.stdout, re.M)
+        # (v) regression against a node's own history: the baseline is the latest 5 runs before the candidate's on the
+        # same hosts with the same software, taken from the index
+        hist_db = tmp / "flat.sqlite"
+        report(env, "index", flat, "--db", hist_db, expect=0)
+        slowed = label_of(tmp / "cand-slowed", sorted(drift.rglob("sendrecv.json"))[-4:])
+        p = report(env, "regression", "--history", hist_db, slowed, expect=1)
+        assert "5 run(s) of its history as the baseline" in p.stderr, "the baseline is not the latest 5 runs"
+        assert re.search(r"^verdict: REGRESSION", p.stdout, re.M), "node2 at 44-27 Mbit/s against its history"
+        assert "SLOWER" in p.stdout, "no row SLOWER"
+        same = label_of(tmp / "cand-same", sorted(flat.rglob("sendrecv.json"))[-4:])
+        p = report(env, "regression", "--history", hist_db, same)
+        assert p.returncode == 0 and not re.search(r"^verdict: REGRESSION", p.stdout, re.M), \
+            "the last 4 unchanged runs against the 5 before them"
+        other = label_of(tmp / "cand-nccl", sorted((software / "fleet70").rglob("sendrecv.json"))[-4:])
+        p = report(env, "regression", "--history", hist_db, other, expect=2)
+        assert "0 run(s) of its history as the baseline" in p.stderr, "other software must find no baseline"
     print(f"PASS: trend named {slow_host} from run {first_low}; the NCCL change a software change "
           f"({time.monotonic() - started:.0f} s)")
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace ccbench::report {
 
@@ -165,17 +166,24 @@ int TrendVerdict::exit_code() const {
 
 namespace {
 
-std::vector<SeriesTrend> group_series(const std::vector<HistoryPoint>& points) {
+std::vector<SeriesTrend> group_series(const HistoryIndex& index) {
   std::vector<SeriesTrend> out;
-  for (const auto& p : points) {
+  std::unordered_map<std::int64_t, std::shared_ptr<const TrendRun>> runs;
+  index.for_each_point([&](HistoryPoint&& p) {
     if (out.empty() || out.back().series != p.series) {
-      out.push_back({p.series, p.bench, p.hosts, p.row, {}, {}, {}, 0});
+      out.push_back({std::move(p.series), std::move(p.bench), std::move(p.hosts), std::move(p.row), {}, {}, {}, 0});
     }
-    out.back().points.push_back({p.run_id, p.started_utc, p.label, p.path, p.busbw_GBps, p.software});
+    auto& run = runs[p.file_id];
+    if (!run) {
+      run = std::make_shared<const TrendRun>(TrendRun{std::move(p.run_id), std::move(p.started_utc), std::move(p.label),
+                                                      std::move(p.path), std::move(p.software)});
+    }
+    out.back().points.push_back({run, p.busbw_GBps});
     if (!p.busbw_GBps) {
       ++out.back().unmeasured;
     }
-  }
+  });
+  std::sort(out.begin(), out.end(), [](const SeriesTrend& a, const SeriesTrend& b) { return a.series < b.series; });
   return out;
 }
 
@@ -184,11 +192,11 @@ std::vector<std::pair<std::size_t, std::size_t>> cut_at_software(SeriesTrend& s)
   std::vector<std::pair<std::size_t, std::size_t>> cuts;
   std::size_t first = 0;
   for (std::size_t i = 1; i <= s.points.size(); ++i) {
-    if (i == s.points.size() || s.points[i].software != s.points[i - 1].software) {
+    if (i == s.points.size() || s.points[i].run->software != s.points[i - 1].run->software) {
       cuts.emplace_back(first, i);
       if (i < s.points.size()) {
-        const auto [was, now] = software_diff(s.points[i - 1].software, s.points[i].software);
-        SoftwareChange c{i, s.points[i].started_utc, s.points[i].label, was, now, std::nullopt};
+        const auto [was, now] = software_diff(s.points[i - 1].run->software, s.points[i].run->software);
+        SoftwareChange c{i, s.points[i].run->started_utc, s.points[i].run->label, was, now, std::nullopt};
         s.software_changes.push_back(c);
       }
       first = i;
@@ -237,7 +245,7 @@ void name_hosts(TrendVerdict& v) {
         if (st.verdict != StretchVerdict::Drift) {
           continue;
         }
-        const auto& p = s->points[st.onset];
+        const auto& p = *s->points[st.onset].run;
         if (d.onset_utc.empty() || p.started_utc < d.onset_utc) {
           d.onset_utc = p.started_utc;
           d.onset_label = p.label;
@@ -287,12 +295,11 @@ void fleet_software(TrendVerdict& v) {
 
 }  // namespace
 
-TrendVerdict judge_trend(const std::vector<HistoryPoint>& points, std::vector<IndexedProblem> problems,
-                         const TrendOptions& options) {
+TrendVerdict judge_trend(const HistoryIndex& index, const TrendOptions& options) {
   TrendVerdict v;
   v.options = options;
-  v.problems = std::move(problems);
-  v.series = group_series(points);
+  v.problems = index.problems();
+  v.series = group_series(index);
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> cuts;
   for (auto& s : v.series) {
     cuts.push_back(cut_at_software(s));

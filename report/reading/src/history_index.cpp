@@ -393,7 +393,8 @@ namespace {
 
 constexpr const char* kSelectPoints =
     "SELECT s.key, s.bench, s.hosts, s.row, s.size_bytes, s.in_place, f.run_id, f.started_utc, f.label, f.path, "
-    "r.status, r.busbw_GBps, w.text FROM rows r JOIN files f ON f.id = r.file_id JOIN series s ON s.id = r.series_id "
+    "r.status, r.busbw_GBps, w.text, f.id FROM rows r JOIN files f ON f.id = r.file_id JOIN series s ON s.id = "
+    "r.series_id "
     "JOIN software w ON w.id = f.software_id ";
 
 HistoryPoint point_of(const Statement& s) {
@@ -411,6 +412,7 @@ HistoryPoint point_of(const Statement& s) {
   p.status = s.column_text(10);
   p.busbw_GBps = s.column_real(11);
   p.software = s.column_text(12);
+  p.file_id = s.column_int(13);
   return p;
 }
 
@@ -425,12 +427,44 @@ std::vector<HistoryPoint> HistoryIndex::points() const {
   return out;
 }
 
+void HistoryIndex::for_each_point(const std::function<void(HistoryPoint&&)>& take) const {
+  // By the series' id (an integer), not its key: the sort of a fleet's 10^6 rows stays cheap.
+  Statement s(m_db, (std::string{kSelectPoints} + "ORDER BY r.series_id, f.started_utc, f.path").c_str());
+  while (s.step()) {
+    take(point_of(s));
+  }
+}
+
 std::vector<HistoryPoint> HistoryIndex::series(const std::string& key) const {
   std::vector<HistoryPoint> out;
   Statement s(m_db, (std::string{kSelectPoints} + "WHERE s.key = ?1 ORDER BY f.started_utc, f.path").c_str());
   s.text(1, key);
   while (s.step()) {
     out.push_back(point_of(s));
+  }
+  return out;
+}
+
+std::vector<std::string> HistoryIndex::recent_files(const std::vector<std::string>& series, const std::string& software,
+                                                    const std::string& before_utc, std::size_t n,
+                                                    const std::string& exclude) const {
+  exec(m_db, "CREATE TEMP TABLE IF NOT EXISTS wanted(key TEXT PRIMARY KEY); DELETE FROM wanted;");
+  {
+    Statement add(m_db, "INSERT OR IGNORE INTO wanted(key) VALUES(?1)");
+    for (const auto& key : series) {
+      add.text(1, key).step();
+      add.reset();
+    }
+  }
+  Statement s(m_db,
+              "SELECT DISTINCT f.path, f.started_utc FROM files f JOIN rows r ON r.file_id = f.id JOIN series s ON "
+              "s.id = r.series_id JOIN software w ON w.id = f.software_id WHERE w.text = ?1 AND f.started_utc < ?2 "
+              "AND s.key IN (SELECT key FROM wanted) AND substr(f.path, 1, length(?3)) != ?3 "
+              "ORDER BY f.started_utc DESC, f.path LIMIT ?4");
+  s.text(1, software).text(2, before_utc).text(3, exclude).integer(4, static_cast<std::int64_t>(n));
+  std::vector<std::string> out;
+  while (s.step()) {
+    out.push_back(s.column_text(0));
   }
   return out;
 }

@@ -50,7 +50,7 @@ bool shown(const SeriesTrend& s) { return s.drifted() || !s.software_changes.emp
 std::string series_state(const SeriesTrend& s) {
   for (const auto& st : s.stretches) {
     if (st.verdict == StretchVerdict::Drift) {
-      const auto& p = s.points[st.onset];
+      const auto& p = *s.points[st.onset].run;
       return fmt::format("DRIFT {} from run {} ({}, {}), p {:.2g}", pct(st.moved), st.onset + 1, printable(p.label),
                          p.started_utc, st.p_value);
     }
@@ -127,10 +127,10 @@ std::string render_trend_json(const TrendVerdict& v) {
   for (const auto& s : v.series) {
     json points = json::array();
     for (const auto& p : s.points) {
-      points.push_back({{"run_id", p.run_id},
-                        {"started_utc", p.started_utc},
-                        {"label", p.label},
-                        {"path", p.path},
+      points.push_back({{"run_id", p.run->run_id},
+                        {"started_utc", p.run->started_utc},
+                        {"label", p.run->label},
+                        {"path", p.run->path},
                         {"busbw_GBps", p.value ? json(*p.value) : json(nullptr)}});
     }
     json stretches = json::array();
@@ -269,7 +269,7 @@ std::string trend_svg(const SeriesTrend& s) {
     out += fmt::format(
         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#333\"><title>run {}: {} {:.4g} GB/s"
         "</title></circle>\n",
-        x(i), y(v), i + 1, detail::esc(s.points[i].label), v);
+        x(i), y(v), i + 1, detail::esc(s.points[i].run->label), v);
   }
   out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"#333\"/>\n</svg>\n", path);
   return out;

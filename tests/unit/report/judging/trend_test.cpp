@@ -61,7 +61,7 @@ class Trend : public ::testing::Test {
     index.update({m_root.string()}, kDefaultMaxFileBytes);
     TrendOptions options;
     options.partial = partial;
-    return judge_trend(index.points(), index.problems(), options);
+    return judge_trend(index, options);
   }
   [[nodiscard]] const fs::path& root() const { return m_root; }
 

@@ -7,6 +7,7 @@
 // over the stretches tested) and the medians either side differ by more than the threshold. A stretch too short for
 // the test to reach that significance even on a perfect step is not judged: NO VERDICT, never "no drift".
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,13 +23,18 @@ struct TrendOptions {
   bool partial = false;      // --partial: judge what can be judged; the stretches too short are listed, not a gap
 };
 
-struct TrendPoint {
+/// One run of the history: shared by the points of its rows (a fleet's year is 10^5 runs and 10^6 rows).
+struct TrendRun {
   std::string run_id;
   std::string started_utc;
   std::string label;
   std::string path;
-  std::optional<double> value;  // busbw GB/s; unset: the row did not measure in that run
   std::string software;
+};
+
+struct TrendPoint {
+  std::shared_ptr<const TrendRun> run;
+  std::optional<double> value;  // busbw GB/s; unset: the row did not measure in that run
 };
 
 /// Where a series' software changed, and how far its figure moved there (median after over median before - 1).
@@ -104,9 +110,8 @@ struct TrendVerdict {
   [[nodiscard]] int exit_code() const;
 };
 
-/// Judges the history. `points` as HistoryIndex::points() gives them (by series, then by start).
-TrendVerdict judge_trend(const std::vector<HistoryPoint>& points, std::vector<IndexedProblem> problems,
-                         const TrendOptions& options);
+/// Judges the history the index holds, read row by row (the rows are not kept, only each series' figures and its runs).
+TrendVerdict judge_trend(const HistoryIndex& index, const TrendOptions& options);
 
 /// Pettitt's statistic over `x`: the change point t (the first index of the second part, 1..n-1) maximising
 /// |U_t|, with K = max |U_t| and its approximate p-value. Pure; n >= 2.

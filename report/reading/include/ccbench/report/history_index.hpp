@@ -6,6 +6,7 @@
 // It never writes into a result file: it is one file of its own, refused where it is one of the inputs.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,7 @@ struct HistoryPoint {
   std::string status;
   std::optional<double> busbw_GBps;  // the median sample's; unset when the row did not measure (status not ok)
   std::string software;              // libraries, drivers and firmware the run recorded: "mpi=Open MPI v4.1.4; ..."
+  std::int64_t file_id = 0;          // the index's id of the file: the same for every row of one run
 };
 
 class HistoryIndex {
@@ -75,8 +77,16 @@ class HistoryIndex {
 
   /// Every row indexed, by series and then by the run's start.
   [[nodiscard]] std::vector<HistoryPoint> points() const;
+  /// The same, one at a time (series in the index's order, each by the run's start), none kept.
+  void for_each_point(const std::function<void(HistoryPoint&&)>& take) const;
   /// The rows of one series (HistoryPoint::series), by the run's start.
   [[nodiscard]] std::vector<HistoryPoint> series(const std::string& key) const;
+  /// The result files of the `n` latest runs that started before `before_utc`, recorded exactly `software` and hold a
+  /// row of one of `series` (HistoryPoint::series), none under `exclude` (a folder's path, absolute): latest first.
+  /// What `regression --history` takes as a node's own baseline.
+  [[nodiscard]] std::vector<std::string> recent_files(const std::vector<std::string>& series,
+                                                      const std::string& software, const std::string& before_utc,
+                                                      std::size_t n, const std::string& exclude) const;
   [[nodiscard]] std::vector<IndexedProblem> problems() const;
   [[nodiscard]] std::size_t file_count() const;
 
