@@ -71,7 +71,7 @@ std::string render_trend_text(const TrendVerdict& v, bool markdown) {
     out += "\n| series | runs | state | software changes |\n|---|---|---|---|\n";
   }
   for (const auto& s : v.series) {
-    if (!shown(s)) {
+    if (!shown(s) && v.series.size() > kPlotsShown) {
       ++steady;
       continue;
     }
@@ -91,7 +91,9 @@ std::string render_trend_text(const TrendVerdict& v, bool markdown) {
       }
     }
   }
-  out += fmt::format("{}{} series steady (not listed)\n", markdown ? "\n" : "", steady);
+  if (steady > 0) {
+    out += fmt::format("{}{} series steady (not listed)\n", markdown ? "\n" : "", steady);
+  }
   for (const auto& f : v.software) {
     out += fmt::format(
         "SOFTWARE CHANGE: {} -> {} from {}, in {} series{}: a change of software, not drift\n", printable(f.was),

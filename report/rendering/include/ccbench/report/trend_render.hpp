@@ -1,7 +1,8 @@
 #pragma once
-// trend's printers: terminal and Markdown (the series that moved or could not be judged, the software changes, the
-// hosts named, the verdict line), JSON (schema ccbench.report.trend 1.0.0: every series with its points), and a web
-// page with an SVG plot per series shown. They word what judge_trend decided and decide nothing.
+// trend's printers: terminal and Markdown (every series of a history of up to 60, else those that moved, changed
+// software or could not be judged; the software changes, the hosts named, the verdict line), JSON (schema
+// ccbench.report.trend 1.0.0: every series with its points), and a web page with an SVG plot per series shown. They
+// word what judge_trend decided and decide nothing.
 #include <string>
 
 #include "ccbench/report/trend.hpp"
