@@ -17,7 +17,7 @@ endif()
 # regression_aa 39 s (--aa --launches 3 of the smoke suite: 6 passes), regression_interleaved 100 s (85 s of it the
 # smoke suite 3 launches a side with side b's rank 1 late by 20 ms to every sample).
 foreach(_case accept_pass:180 accept_fail:180 accept_bad_input:60 regression:300 regression_incomplete:180 out_dirs:120
-              reworded:300 regression_aa:300 regression_interleaved:600)
+              reworded:300 regression_aa:300 regression_interleaved:600 regression_history:300)
   string(REPLACE ":" ";" _case ${_case})
   list(GET _case 0 _name)
   list(GET _case 1 _timeout)

@@ -253,6 +253,9 @@ int run_cli(int argc, char** argv) {
   trend->add_flag("--partial", o.fleet_partial,
                   "judge the series long enough to judge; the others (and unreadable results) are listed, not a "
                   "NO VERDICT");
+  trend->add_option("--max-age", o.max_age,
+                    "a series whose latest run started longer ago than this (48h, 7d) makes the verdict NO VERDICT: "
+                    "a host that stopped reporting is never 'no drift'");
   trend->add_option("--html", o.trend_html, "also write the page: the verdict and an SVG plot per series");
   trend->add_option("--format", o.format, "terminal | markdown | json")->capture_default_str();
   add_max_file_size(trend, o);

@@ -3,6 +3,7 @@
 // compare_run_folders) and hand the verdict to the printers.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>  // mkdtemp (POSIX)
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <set>
 
 #include "ccbench/errors.hpp"
+#include "ccbench/report/accept.hpp"  // parse_age
 #include "ccbench/report/history_index.hpp"
 #include "ccbench/report/input.hpp"
 #include "ccbench/report/trend.hpp"
@@ -76,6 +78,14 @@ int run_trend(const Options& o) {
   options.threshold = parse_threshold(o.threshold);
   options.alarm_rate = parse_percent("--alarm-rate", o.alarm_rate, 0.0, 50.0) / 100.0;
   options.partial = o.fleet_partial;
+  if (!o.max_age.empty()) {
+    options.max_age_s = report::parse_age(o.max_age);
+    if (!options.max_age_s) {
+      throw UsageError(fmt::format("--max-age {}: expected a number and s, m, h or d (48h)", o.max_age));
+    }
+    options.now_s =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
   if (o.db.empty() && o.files.empty()) {
     throw UsageError("trend: give result folders, or --db FILE (an index), or both");
   }

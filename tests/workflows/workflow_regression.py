@@ -5,6 +5,7 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
 import tempfile
 
 from workflow_driver import BENCHES, REGRESSION, SKIP, verdict_line
@@ -250,5 +251,39 @@ def regression_incomplete(env, args):
               f"{outcomes[2][2]}")
 
 
-TESTS = {"regression": regression, "regression-incomplete": regression_incomplete, "regression-aa": regression_aa,
+def regression_history(env, args):
+    """regression.sh --history (issue 40, section 4): a label stored, indexed, and a candidate judged against the
+    index's latest runs of its benches instead of a baseline label; a missing index refused before any bench runs."""
+    taskset = shutil.which("taskset")
+    if not taskset or (os.cpu_count() or 1) < 2:
+        print("SKIPPED: needs taskset and at least 2 CPUs to make a really slower candidate")
+        return SKIP
+    busy = dict(env.env, OMPI_MCA_mpi_yield_when_idle="0")
+    with tempfile.TemporaryDirectory(prefix="ccbench-regression-history-") as tmp:
+        store, db = pathlib.Path(tmp) / "store", pathlib.Path(tmp) / "history.sqlite"
+        suite = pathlib.Path(tmp) / "mini.suite"
+        suite.write_text("allreduce_bench --backend mpi -b 1K -e 8K -f 8 -n 10 --samples\n"
+                         "sendrecv_bench --backend mpi -b 1K -e 8K -f 8 -n 10 --samples\n")
+        common = ["--suite", suite, "--store", store, "--np", "2", "--timeout", "120", "--launches", "3",
+                  "--mpirun-args", "--bind-to none", *env.tools()]
+        done, _ = env.run([REGRESSION, "--label", "nosuch", "--history", db, *common], tmp, env=busy, timeout=60)
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and "no such index" in done.stderr, \
+            f"exit {done.returncode}: {done.stderr}"
+        assert not store.exists() or not list(store.iterdir()), "a bench ran before the index was checked"
+        done, _ = env.run([REGRESSION, "--label", "base", *common], tmp, env=busy)
+        assert done.returncode == 0, f"exit {done.returncode}"
+        index = subprocess.run([str(args.report), "index", str(store), "--db", str(db)], capture_output=True, text=True)
+        print(index.stdout, index.stderr)
+        assert index.returncode == 0 and "6 added" in index.stdout, index.stdout
+        done, t_cand = env.run([taskset, "-c", "0", REGRESSION, "--label", "cand", "--history", db, *common], tmp,
+                               env=busy)
+        totals = verdict_counts(done.stdout)
+        verdict = verdict_line(done.stdout)
+        assert "history (latest 5 runs, same software)" in done.stdout, "the baseline is not the history"
+        assert done.returncode == 1 and totals["SLOWER"] > 0, f"exit {done.returncode}, {totals}: {verdict}"
+        print(f"PASS: --history with no index: exit 2 before any bench; a candidate on one core against the 3 runs of "
+              f"its history: exit 1, {totals['SLOWER']} SLOWER ({t_cand:.1f} s): {verdict}")
+
+
+TESTS = {"regression": regression, "regression-history": regression_history, "regression-incomplete": regression_incomplete, "regression-aa": regression_aa,
          "regression-interleaved": regression_interleaved}

@@ -10,6 +10,8 @@ through mpirun on host memory.
   workflows_test.py ... regression-incomplete  a candidate missing sizes: exit 1; no row in common: exit 2
   workflows_test.py ... regression-aa      --aa --launches 3 on the smoke suite: never REGRESSION, the A/A
                                            line printed, ABBA order, both sides stored
+  workflows_test.py ... regression-history  --history DB: no index refused before any bench; a candidate on one core
+                                            against its 3 launches in the index: REGRESSION with SLOWER rows
   workflows_test.py ... regression-interleaved  --env-b CCBENCH_DEBUG_LATE=1:20000: REGRESSION with SLOWER
                                            rows; --env-a X=1 --env-b X=2: not REGRESSION; --nccl-a/--nccl-b
                                            plumbed to each side's benches
@@ -125,7 +127,7 @@ def main():
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("what", choices=["accept-pass", "accept-fail", "accept-bad-input", "regression",
                                          "regression-incomplete", "regression-aa", "regression-interleaved",
-                                         "out-dirs", "reworded"])
+                                         "regression-history", "out-dirs", "reworded"])
     args = parser.parse_args()
     if not shutil.which(args.mpirun):
         print(f"SKIPPED: {args.mpirun} not found")

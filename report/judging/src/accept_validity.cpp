@@ -28,28 +28,6 @@ std::optional<int> digits_at(std::string_view text, std::size_t at, std::size_t 
   return ec == std::errc{} && end == first + digits ? std::optional(value) : std::nullopt;
 }
 
-/// Seconds since the epoch of "2026-11-22T07:38:06.916Z" (a result's started_utc/ended_utc; the fraction is
-/// dropped); unset for anything else.
-std::optional<std::int64_t> epoch_of(std::string_view utc) {
-  using namespace std::chrono;
-  const auto y = digits_at(utc, 0, 4);
-  const auto mo = digits_at(utc, 5, 2);
-  const auto d = digits_at(utc, 8, 2);
-  const auto h = digits_at(utc, 11, 2);
-  const auto mi = digits_at(utc, 14, 2);
-  const auto s = digits_at(utc, 17, 2);
-  if (!y || !mo || !d || !h || !mi || !s || utc.size() < 20 || utc[4] != '-' || utc[7] != '-' || utc[10] != 'T' ||
-      utc[13] != ':' || utc[16] != ':' || utc.back() != 'Z' || *h > 23 || *mi > 59 || *s > 60) {
-    return std::nullopt;
-  }
-  const year_month_day date{year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
-  if (!date.ok()) {
-    return std::nullopt;
-  }
-  return sys_days{date}.time_since_epoch().count() * std::int64_t{86400} + std::int64_t{*h} * 3600 +
-         std::int64_t{*mi} * 60 + *s;
-}
-
 std::string utc_text(std::int64_t epoch) {
   using namespace std::chrono;
   const auto day_count = epoch >= 0 ? epoch / 86400 : (epoch - 86399) / 86400;
@@ -82,6 +60,26 @@ std::pair<const LoadedRun*, std::optional<std::int64_t>> oldest(const std::vecto
 }
 
 }  // namespace
+
+std::optional<std::int64_t> epoch_of(std::string_view utc) {
+  using namespace std::chrono;
+  const auto y = digits_at(utc, 0, 4);
+  const auto mo = digits_at(utc, 5, 2);
+  const auto d = digits_at(utc, 8, 2);
+  const auto h = digits_at(utc, 11, 2);
+  const auto mi = digits_at(utc, 14, 2);
+  const auto s = digits_at(utc, 17, 2);
+  if (!y || !mo || !d || !h || !mi || !s || utc.size() < 20 || utc[4] != '-' || utc[7] != '-' || utc[10] != 'T' ||
+      utc[13] != ':' || utc[16] != ':' || utc.back() != 'Z' || *h > 23 || *mi > 59 || *s > 60) {
+    return std::nullopt;
+  }
+  const year_month_day date{year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
+  if (!date.ok()) {
+    return std::nullopt;
+  }
+  return sys_days{date}.time_since_epoch().count() * std::int64_t{86400} + std::int64_t{*h} * 3600 +
+         std::int64_t{*mi} * 60 + *s;
+}
 
 std::optional<std::int64_t> parse_age(std::string_view text) {
   if (text.size() < 2 || text.size() > 7) {

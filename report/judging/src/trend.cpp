@@ -2,6 +2,8 @@
 // every series of theirs drifted, software changes shared by every series reported once.
 #include "ccbench/report/trend.hpp"
 
+#include "ccbench/report/accept.hpp"  // epoch_of
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -158,6 +160,11 @@ bool SeriesTrend::judged() const {
 }
 
 int TrendVerdict::exit_code() const {
+  const bool stale =
+      std::any_of(ruling.gaps.begin(), ruling.gaps.end(), [](const Gap& g) { return g.lack == Lack::Stale; });
+  if (stale) {
+    return ruling.exit_code(0);  // no verdict is drawn on stale evidence, drift included
+  }
   if (!hosts.empty() || fleet_shift) {
     return 1;  // evidence against: what could be judged moved, whatever else could not be
   }
@@ -320,6 +327,16 @@ TrendVerdict judge_trend(const HistoryIndex& index, const TrendOptions& options)
       gaps.push_back(
           {Lack::Unjudgeable, fmt::format("{}: {} run(s) on its latest software, {} needed to tell a change at {:.2g}",
                                           s.series, st.runs, st.needed_runs, alpha)});
+    }
+  }
+  if (options.max_age_s) {
+    for (const auto& s : v.series) {
+      const auto& latest = s.points.back().run->started_utc;
+      const auto t = epoch_of(latest);
+      if (!t || options.now_s - *t > *options.max_age_s) {
+        gaps.push_back({Lack::Stale, fmt::format("{}: its latest run started {}, longer ago than --max-age", s.series,
+                                                 latest.empty() ? std::string{"at no known time"} : latest)});
+      }
     }
   }
   for (const auto& p : v.problems) {

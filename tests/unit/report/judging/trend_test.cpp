@@ -1,7 +1,8 @@
 // trend's verdict (trend.hpp): Pettitt's statistic on a step whose value is known by hand, and the evidence rule over
 // histories made of copies of the real runs under tests/data/report/runs (indexed as `index` indexes them): a history
-// with nothing in it, series too short to judge (alone and beside a long one), a result that cannot be read, and a long
-// series of one unchanged figure, which is steady. Drift on real runs is the cluster tier's (cluster.trend).
+// with nothing in it, series too short to judge (alone and beside a long one), a history older than --max-age, a result
+// that cannot be read, and a long series of one unchanged figure, which is steady. Drift on real runs is the cluster
+// tier's (cluster.trend).
 #include "ccbench/report/trend.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "ccbench/report/accept.hpp"  // epoch_of
 #include "ccbench/report/input.hpp"
 
 namespace ccbench::report {
@@ -56,10 +58,9 @@ class Trend : public ::testing::Test {
       fs::copy_file(runs() / fixture, dir / (name + ".json"));
     }
   }
-  [[nodiscard]] TrendVerdict judge(bool partial = false) const {
+  [[nodiscard]] TrendVerdict judge(bool partial = false, TrendOptions options = {}) const {
     HistoryIndex index(":memory:");
     index.update({m_root.string()}, kDefaultMaxFileBytes);
-    TrendOptions options;
     options.partial = partial;
     return judge_trend(index, options);
   }
@@ -90,6 +91,20 @@ TEST_F(Trend, ALongSeriesOfOneFigureIsSteady) {
   EXPECT_TRUE(v.hosts.empty());
   EXPECT_FALSE(v.fleet_shift);
   EXPECT_EQ(v.exit_code(), 0);
+}
+
+TEST_F(Trend, AHistoryOlderThanMaxAgeIsNoVerdictWhateverTheFlag) {
+  nights("allreduce-np4-a.json", 24, "allreduce");  // started 2026-11-22T07:38:05Z
+  TrendOptions options;
+  options.max_age_s = 3600;
+  options.now_s = *epoch_of("2026-11-22T08:38:06Z");  // an hour and a second later
+  const auto stale = judge(true, options);            // --partial does not cover it
+  EXPECT_EQ(stale.ruling.ruling, Ruling::NoVerdict);
+  ASSERT_FALSE(stale.ruling.gaps.empty());
+  EXPECT_EQ(stale.ruling.gaps.front().lack, Lack::Stale);
+  EXPECT_EQ(stale.exit_code(), 2);
+  options.now_s = *epoch_of("2026-11-22T08:38:04Z");  // within the hour: judged
+  EXPECT_EQ(judge(false, options).exit_code(), 0);
 }
 
 TEST_F(Trend, ShortSeriesBesideALongOneIsNoVerdictUnlessPartial) {

@@ -149,6 +149,9 @@ void refuse_stale(const std::vector<LoadedRun>& runs, std::int64_t max_age_s, st
 /// Until when a verdict of `profile` on `runs` is trusted: the oldest run's end plus the profile's validity, as
 /// "2026-11-23T07:38:06Z"; unset when the profile sets none. A run with no time under a validity is stale (exit 2).
 std::optional<std::string> valid_until(const Profile& profile, const std::vector<LoadedRun>& runs);
+/// Seconds since the epoch of "2026-11-22T07:38:06.916Z" (a result's started_utc/ended_utc; the fraction is
+/// dropped); unset for anything else.
+std::optional<std::int64_t> epoch_of(std::string_view utc);
 /// "24h", "90m", "7d", "3600s" as seconds; unset for anything else.
 std::optional<std::int64_t> parse_age(std::string_view text);
 

@@ -7,6 +7,7 @@
 // over the stretches tested) and the medians either side differ by more than the threshold. A stretch too short for
 // the test to reach that significance even on a perfect step is not judged: NO VERDICT, never "no drift".
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,10 @@ struct TrendOptions {
   double threshold = 0.05;   // a change of the median smaller than this share is no drift
   double alarm_rate = 0.05;  // the false-alarm rate over every stretch tested together
   bool partial = false;      // --partial: judge what can be judged; the stretches too short are listed, not a gap
+  /// --max-age: a series whose latest run started longer ago than this before `now_s` (or at no known time) is
+  /// stale, and the verdict NO VERDICT whatever else it holds (a host that stopped reporting is never "no drift").
+  std::optional<std::int64_t> max_age_s;
+  std::int64_t now_s = 0;  // seconds since the epoch
 };
 
 /// One run of the history: shared by the points of its rows (a fleet's year is 10^5 runs and 10^6 rows).
@@ -106,7 +111,7 @@ struct TrendVerdict {
   std::vector<IndexedProblem> problems;  // from the index: unreadable results (a gap), files that are no result
   EvidenceRuling ruling;
   TrendOptions options;
-  /// 0 no drift, 1 drift (a host named or the fleet shifted), 2 NO VERDICT.
+  /// 0 no drift, 1 drift (a host named or the fleet shifted), 2 NO VERDICT (stale evidence: whatever was found).
   [[nodiscard]] int exit_code() const;
 };
 
