@@ -349,7 +349,13 @@ TrendVerdict judge_trend(const HistoryIndex& index, const TrendOptions& options)
   }
   name_hosts(v);
   fleet_software(v);
-  v.ruling = rule_on(Stakes::Comparison, std::move(gaps), options.partial ? "--partial" : "");
+  // --partial judges what could be judged: with nothing judged there is nothing to pass on, whatever the flag.
+  const bool any_judged =
+      std::any_of(v.series.begin(), v.series.end(), [](const SeriesTrend& s) { return s.judged(); });
+  if (!any_judged && !v.series.empty()) {
+    gaps.insert(gaps.begin(), {Lack::Unjudgeable, "no series has runs enough to be judged"});
+  }
+  v.ruling = rule_on(Stakes::Comparison, std::move(gaps), options.partial && any_judged ? "--partial" : "");
   return v;
 }
 

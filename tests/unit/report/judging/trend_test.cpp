@@ -84,6 +84,13 @@ TEST_F(Trend, ASeriesTooShortIsNoVerdictNeverNoDrift) {
   EXPECT_GT(v.too_short, 0U);
 }
 
+TEST_F(Trend, NothingLongEnoughIsNoVerdictEvenWithPartial) {
+  nights("allreduce-np4-a.json", 3, "allreduce");
+  const auto v = judge(true);
+  EXPECT_EQ(v.ruling.ruling, Ruling::NoVerdict);
+  EXPECT_EQ(v.exit_code(), 2);
+}
+
 TEST_F(Trend, ALongSeriesOfOneFigureIsSteady) {
   nights("allreduce-np4-a.json", 24, "allreduce");
   const auto v = judge();
