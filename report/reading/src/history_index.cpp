@@ -109,8 +109,8 @@ void exec(sqlite3* db, const char* sql) {
 /// FNV-1a over the bytes: enough to tell an edit from a touch; not a defence against a forger.
 std::string fnv1a(const std::string& bytes) {
   std::uint64_t h = 14695981039346656037ULL;
-  for (const unsigned char c : bytes) {
-    h = (h ^ c) * 1099511628211ULL;
+  for (const char c : bytes) {
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   }
   return fmt::format("{:016x}", h);
 }
