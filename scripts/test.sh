@@ -37,10 +37,10 @@ ctest_log=$(mktemp)
 (cd "$CCBENCH_BUILD" && ctest --output-on-failure --timeout 600 ${CCBENCH_CTEST_ARGS:-}) | tee "$ctest_log"
 "$CCBENCH_ROOT/scripts/lib/ci_skips.py" "$ctest_log" "$CCBENCH_BUILD/Testing/Temporary/LastTest.log"
 # The figures the multi-host, RDMA and GPU tiers print (rates, times to exit, ours beside perftest), into this log.
-echo "== figures printed by the cluster, slurm, rdma and gpu tests"
-awk '/^[0-9]+\/[0-9]+ Test: (cluster|slurm|rdma|gpu)\./ {name = $3; keep = 1; next}
+echo "== figures printed by the cluster, slurm, rdma, gpu and docs tests"
+awk '/^[0-9]+\/[0-9]+ Test: (cluster|slurm|rdma|gpu|docs)\./ {name = $3; keep = 1; next}
      keep && /^<end of output>/ {keep = 0}
-     keep && /^(PASS|SKIPPED|from the stop|bad input|peer killed|--mem|--all-pairs|standalone| *Mbit\/s| +[0-9]+ +[0-9.]+ +[0-9]+Ki| +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.-]+| +bytes |ib_write_(bw|lat) over|ib_write_(bw|lat) +[0-9]+ B: median)/ {
+     keep && /^(PASS|SKIPPED|doc (cluster )?examples:|caught:|from the stop|bad input|peer killed|--mem|--all-pairs|standalone| *Mbit\/s| +[0-9]+ +[0-9.]+ +[0-9]+Ki| +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.-]+| +bytes |ib_write_(bw|lat) over|ib_write_(bw|lat) +[0-9]+ B: median)/ {
        print name ": " $0}' "$CCBENCH_BUILD/Testing/Temporary/LastTest.log"
 
 stage "build with CUDA, NCCL and verbs OFF ($CCBENCH_BUILD-minimal)"
