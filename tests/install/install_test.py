@@ -41,7 +41,8 @@
       build trees hidden: ccbench-accept-node --profile mpi-host-smoke PASS (exit 0), and FAIL (exit 1, the
       busbw check named) on a run made slow (rank 1 late by 50 ms to every sample: CCBENCH_DEBUG_LATE); a small
       suite stored by ccbench-regression (--launches 2: launch-1/ and launch-2/), a slowed candidate REGRESSION
-      with SLOWER rows (exit 1), and NO VERDICT (exit 2) where nothing can be compared: a baseline that holds
+      with SLOWER rows (exit 1) against the label and against the history index made of it (ccbench-report
+      index, --history), and NO VERDICT (exit 2) where nothing can be compared: a baseline that holds
       none of the suite's benches, and ccbench-report regression on an empty candidate folder.
 
 Root is needed (mount namespaces, chroot); mmdebstrap and the Debian archive for deb. Exit 77 =
@@ -154,8 +155,14 @@ def run_workflows(where, bindir, work, hide, env):
          f"{common}", 1, r"allreduce-busbw-512k +FAIL"),
         ("regression, base", f"'{bindir}/ccbench-regression' --suite mini.suite --label base --store st {common} "
          "--launches 2", 0, r"stored: 2 launch\(es\) of the 2 benches of suite mini as label\(s\) base"),
+        # the history holds base alone: indexed before any other label is stored
+        ("history index", f"'{bindir}/ccbench-report' index st --db history.sqlite", 0,
+         r"4 result file\(s\) under the folders: 4 added"),
         ("regression, slowed candidate", f"{slow} '{bindir}/ccbench-regression' --suite mini.suite --label slow "
          f"--baseline base --store st {common} --launches 2", 1, r"verdict: REGRESSION \([1-9]\d* SLOWER"),
+        ("regression against history, slowed candidate", f"{slow} '{bindir}/ccbench-regression' --suite mini.suite "
+         f"--label hslow --history history.sqlite --store st {common} --launches 2", 1,
+         r"verdict: REGRESSION \([1-9]\d* SLOWER"),
         ("regression, nothing in common", f"'{bindir}/ccbench-regression' --suite other.suite --label other "
          f"--baseline base --store st {common} --launches 2", 2,
          r"verdict: NO VERDICT \(baseline base holds none of the benches"),
