@@ -42,13 +42,22 @@ def launch_files(store, label):
 
 
 
-def regression(env, args):
+def one_core(env):
+    """How to make a really slower candidate: (taskset, the environment of busy-polling ranks), or None where this
+    machine cannot (no taskset, one CPU). Busy-polling ranks (no yield) on one core take turns by the scheduler's
+    time slice."""
     taskset = shutil.which("taskset")
     if not taskset or (os.cpu_count() or 1) < 2:
         print("SKIPPED: needs taskset and at least 2 CPUs to make a really slower candidate")
+        return None
+    return taskset, dict(env.env, OMPI_MCA_mpi_yield_when_idle="0")
+
+
+def regression(env, args):
+    slower = one_core(env)
+    if slower is None:
         return SKIP
-    # Busy-polling ranks (no yield): two of them on one core take turns by the scheduler's time slice.
-    busy = dict(env.env, OMPI_MCA_mpi_yield_when_idle="0")
+    taskset, busy = slower
     with tempfile.TemporaryDirectory(prefix="ccbench-regression-") as tmp:
         store = pathlib.Path(tmp) / "store"
         # --bind-to none: Open MPI's default binding (one core per rank) would undo taskset.
@@ -254,11 +263,10 @@ def regression_incomplete(env, args):
 def regression_history(env, args):
     """regression.sh --history (issue 40, section 4): a label stored, indexed, and a candidate judged against the
     index's latest runs of its benches instead of a baseline label; a missing index refused before any bench runs."""
-    taskset = shutil.which("taskset")
-    if not taskset or (os.cpu_count() or 1) < 2:
-        print("SKIPPED: needs taskset and at least 2 CPUs to make a really slower candidate")
+    slower = one_core(env)
+    if slower is None:
         return SKIP
-    busy = dict(env.env, OMPI_MCA_mpi_yield_when_idle="0")
+    taskset, busy = slower
     with tempfile.TemporaryDirectory(prefix="ccbench-regression-history-") as tmp:
         store, db = pathlib.Path(tmp) / "store", pathlib.Path(tmp) / "history.sqlite"
         suite = pathlib.Path(tmp) / "mini.suite"
