@@ -155,8 +155,8 @@ bool SeriesTrend::drifted() const {
 }
 
 bool SeriesTrend::judged() const {
-  return std::any_of(stretches.begin(), stretches.end(),
-                     [](const Stretch& s) { return s.verdict != StretchVerdict::TooShort; });
+  // The software it runs now: a stretch judged before an upgrade says nothing of the runs after it.
+  return !stretches.empty() && stretches.back().verdict != StretchVerdict::TooShort;
 }
 
 int TrendVerdict::exit_code() const {
@@ -165,7 +165,7 @@ int TrendVerdict::exit_code() const {
   if (stale) {
     return ruling.exit_code(0);  // no verdict is drawn on stale evidence, drift included
   }
-  if (!hosts.empty() || fleet_shift) {
+  if (!hosts.empty() || fleet_shift || drifted_series > 0) {
     return 1;  // evidence against: what could be judged moved, whatever else could not be
   }
   return ruling.exit_code(0);
@@ -173,12 +173,20 @@ int TrendVerdict::exit_code() const {
 
 namespace {
 
-std::vector<SeriesTrend> group_series(const HistoryIndex& index) {
+// A run counts once in a series: a copy of a result file (the same run id under another path) is left out, or its
+// runs would pass for agreement and for runs enough to judge.
+std::vector<SeriesTrend> group_series(const HistoryIndex& index, std::size_t& duplicates) {
   std::vector<SeriesTrend> out;
   std::unordered_map<std::int64_t, std::shared_ptr<const TrendRun>> runs;
+  std::set<std::string> seen;  // the run ids of the series being filled
   index.for_each_point([&](HistoryPoint&& p) {
     if (out.empty() || out.back().series != p.series) {
       out.push_back({std::move(p.series), std::move(p.bench), std::move(p.hosts), std::move(p.row), {}, {}, {}, 0});
+      seen.clear();
+    }
+    if (!p.run_id.empty() && !seen.insert(p.run_id).second) {
+      ++duplicates;
+      return;
     }
     auto& run = runs[p.file_id];
     if (!run) {
@@ -306,7 +314,7 @@ TrendVerdict judge_trend(const HistoryIndex& index, const TrendOptions& options)
   TrendVerdict v;
   v.options = options;
   v.problems = index.problems();
-  v.series = group_series(index);
+  v.series = group_series(index, v.duplicate_runs);
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> cuts;
   for (auto& s : v.series) {
     cuts.push_back(cut_at_software(s));
@@ -328,6 +336,13 @@ TrendVerdict judge_trend(const HistoryIndex& index, const TrendOptions& options)
           {Lack::Unjudgeable, fmt::format("{}: {} run(s) on its latest software, {} needed to tell a change at {:.2g}",
                                           s.series, st.runs, st.needed_runs, alpha)});
     }
+  }
+  for (const auto& s : v.series) {
+    if (!s.points.back().value) {
+      gaps.push_back({Lack::Absent, fmt::format("{}: its latest run ({}) measured nothing", s.series,
+                                                s.points.back().run->started_utc)});
+    }
+    v.drifted_series += s.drifted() ? 1U : 0U;
   }
   if (options.max_age_s) {
     for (const auto& s : v.series) {

@@ -457,10 +457,11 @@ std::vector<std::string> HistoryIndex::recent_files(const std::vector<std::strin
     }
   }
   Statement s(m_db,
-              "SELECT DISTINCT f.path, f.started_utc FROM files f JOIN rows r ON r.file_id = f.id JOIN series s ON "
-              "s.id = r.series_id JOIN software w ON w.id = f.software_id WHERE w.text = ?1 AND f.started_utc < ?2 "
-              "AND s.key IN (SELECT key FROM wanted) AND substr(f.path, 1, length(?3)) != ?3 "
-              "ORDER BY f.started_utc DESC, f.path LIMIT ?4");
+              "SELECT MIN(f.path), MAX(f.started_utc) AS started FROM files f JOIN rows r ON r.file_id = f.id JOIN "
+              "series s ON s.id = r.series_id JOIN software w ON w.id = f.software_id WHERE w.text = ?1 AND "
+              "f.started_utc < ?2 AND s.key IN (SELECT key FROM wanted) AND substr(f.path, 1, length(?3)) != ?3 "
+              // a run counts once: copies of its file (the same run id, or the same bytes) are one launch
+              "GROUP BY COALESCE(NULLIF(f.run_id, ''), f.hash) ORDER BY started DESC, MIN(f.path) LIMIT ?4");
   s.text(1, software).text(2, before_utc).text(3, exclude).integer(4, static_cast<std::int64_t>(n));
   std::vector<std::string> out;
   while (s.step()) {

@@ -28,6 +28,11 @@ std::string method(const TrendVerdict& v) {
 }
 
 std::string verdict_word(const TrendVerdict& v) {
+  const auto stale =
+      std::find_if(v.ruling.gaps.begin(), v.ruling.gaps.end(), [](const Gap& g) { return g.lack == Lack::Stale; });
+  if (stale != v.ruling.gaps.end()) {
+    return fmt::format("NO VERDICT ({})", printable(stale->what));  // nothing is drawn on stale evidence
+  }
   if (!v.hosts.empty()) {
     std::vector<std::string> names;
     for (const auto& h : v.hosts) {
@@ -37,6 +42,9 @@ std::string verdict_word(const TrendVerdict& v) {
   }
   if (v.fleet_shift) {
     return "DRIFT (every host moved together, with no software change recorded: the fleet, not a host)";
+  }
+  if (v.drifted_series > 0) {
+    return fmt::format("DRIFT ({} series, DRIFT above; no host whose every judged series moved)", v.drifted_series);
   }
   if (v.ruling.ruling == Ruling::NoVerdict) {
     return fmt::format("NO VERDICT ({})", printable(v.ruling.gaps.front().what));
@@ -103,6 +111,10 @@ std::string render_trend_text(const TrendVerdict& v, bool markdown) {
   for (const auto& h : v.hosts) {
     out += fmt::format("DRIFT {}: {} from {} (run {}, {}); every judged series of it moved, software unchanged there\n",
                        printable(h.host), pct(h.moved), printable(h.onset_label), printable(h.onset_run), h.onset_utc);
+  }
+  if (v.duplicate_runs > 0) {
+    out += fmt::format("{} point(s) left out: a run already in its series (the same run id in another file)\n",
+                       v.duplicate_runs);
   }
   for (const auto& p : v.problems) {
     out += fmt::format("{}: {}: {}\n", p.unreadable ? "UNREADABLE" : "not a result", printable(p.path),

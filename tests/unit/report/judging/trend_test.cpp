@@ -5,12 +5,15 @@
 // tier's (cluster.trend).
 #include "ccbench/report/trend.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "ccbench/report/accept.hpp"  // epoch_of
@@ -50,10 +53,29 @@ class Trend : public ::testing::Test {
     fs::create_directories(m_root);
   }
   void TearDown() override { fs::remove_all(m_root); }
-  /// `copies` nights of one real run, night01/NAME.json ...
-  void nights(const std::string& fixture, int copies, const std::string& name) const {
+  /// `copies` nights of one real run, night01/NAME.json ..., each with a run id of its own (the run's id with the
+  /// night appended): a copy under its own id is a run of its own, as a night's run would be.
+  /// `edit`, when given, changes night i's copy (a fault made on a real run: said where it is used).
+  void nights(const std::string& fixture, int copies, const std::string& name,
+              const std::function<void(nlohmann::json&, int)>& edit = {}) const {
+    std::ifstream in(runs() / fixture);
+    const auto real = nlohmann::json::parse(in);
+    const std::string id = real.at("run").at("id").get<std::string>();
     for (int i = 1; i <= copies; ++i) {
       const auto dir = m_root / (i < 10 ? "night0" : "night") += std::to_string(i);
+      fs::create_directories(dir);
+      auto doc = real;
+      doc["run"]["id"] = fmt::format("{}-night{}", id, i);
+      if (edit) {
+        edit(doc, i);
+      }
+      std::ofstream(dir / (name + ".json")) << doc.dump(1);
+    }
+  }
+  /// The same run (one id) under `copies` paths: copies of one result file.
+  void copies_of(const std::string& fixture, int copies, const std::string& name) const {
+    for (int i = 1; i <= copies; ++i) {
+      const auto dir = m_root / ("copy" + std::to_string(i));
       fs::create_directories(dir);
       fs::copy_file(runs() / fixture, dir / (name + ".json"));
     }
@@ -88,6 +110,44 @@ TEST_F(Trend, NothingLongEnoughIsNoVerdictEvenWithPartial) {
   nights("allreduce-np4-a.json", 3, "allreduce");
   const auto v = judge(true);
   EXPECT_EQ(v.ruling.ruling, Ruling::NoVerdict);
+  EXPECT_EQ(v.exit_code(), 2);
+}
+
+TEST_F(Trend, CopiesOfOneRunAreOneRunNotALongSeries) {
+  copies_of("allreduce-np4-a.json", 24, "allreduce");  // one run under 24 paths: one point per series, too few
+  const auto v = judge(true);
+  EXPECT_EQ(v.duplicate_runs, 23U * v.series.size());
+  ASSERT_FALSE(v.series.empty());
+  EXPECT_EQ(v.series.front().points.size(), 1U);
+  EXPECT_EQ(v.exit_code(), 2);
+}
+
+TEST_F(Trend, OneSeriesThatMovedIsDriftThoughNoHostIsNamed) {
+  // the real run's first row halved from night 13 on: one series of its host's 18 moved, the host is not named
+  nights("allreduce-np4-a.json", 24, "allreduce", [](nlohmann::json& doc, int night) {
+    if (night >= 13) {
+      doc["results"][0]["busbw_GBps"] = doc["results"][0]["busbw_GBps"].get<double>() / 2;
+    }
+  });
+  const auto v = judge();
+  EXPECT_TRUE(v.hosts.empty());
+  EXPECT_EQ(v.drifted_series, 1U);
+  EXPECT_EQ(v.exit_code(), 1);
+}
+
+TEST_F(Trend, ALatestRunThatMeasuredNothingIsNoVerdict) {
+  // the real run's rows marked failed on the last night: 23 steady runs say nothing of the one that failed
+  nights("allreduce-np4-a.json", 24, "allreduce", [](nlohmann::json& doc, int night) {
+    if (night == 24) {
+      for (auto& r : doc["results"]) {
+        r["status"] = "failed";
+        r["reason"] = "made failed by the test";
+      }
+    }
+  });
+  const auto v = judge();
+  ASSERT_FALSE(v.ruling.gaps.empty());
+  EXPECT_EQ(v.ruling.gaps.front().lack, Lack::Absent);
   EXPECT_EQ(v.exit_code(), 2);
 }
 

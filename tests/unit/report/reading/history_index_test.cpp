@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +50,25 @@ TEST_F(Index, AddsEveryResultUnderTheFoldersThenReadsNothingUnchanged) {
   const auto again = update(index);
   EXPECT_EQ(again.unchanged, 2U);
   EXPECT_EQ(again.added + again.changed + again.removed + again.touched + again.rows, 0U);
+}
+
+TEST_F(Index, ACopyOfAResultIsOneRunAmongTheRecentOnes) {
+  // night1's file copied under another folder: the same run (its id), so one launch of regression --history's
+  // baseline, not two that agree to the last digit
+  fs::create_directories(results() / "copy");
+  fs::copy_file(runs() / "allreduce-np4-a.json", results() / "copy" / "allreduce.json");
+  HistoryIndex index(db());
+  update(index);
+  const auto points = index.points();
+  const auto a = std::find_if(points.begin(), points.end(),
+                              [](const HistoryPoint& p) { return p.path.find("night1") != std::string::npos; });
+  ASSERT_NE(a, points.end());
+  const auto files = index.recent_files({a->series}, a->software, "9999-12-31T00:00:00Z", 5,
+                                        (results().parent_path() / "elsewhere").string());
+  const auto of_a = std::count_if(files.begin(), files.end(), [](const std::string& f) {
+    return f.find("night1") != std::string::npos || f.find("copy") != std::string::npos;
+  });
+  EXPECT_EQ(of_a, 1);
 }
 
 TEST_F(Index, KeptInItsFileAcrossOpenings) {

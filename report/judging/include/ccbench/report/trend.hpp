@@ -80,7 +80,7 @@ struct SeriesTrend {
   std::vector<SoftwareChange> software_changes;
   std::size_t unmeasured = 0;  // runs whose row has no figure (failed, skipped, timed out)
   [[nodiscard]] bool drifted() const;
-  [[nodiscard]] bool judged() const;  // at least one stretch was long enough
+  [[nodiscard]] bool judged() const;  // its latest stretch (the software it runs now) was long enough
 };
 
 /// A software change every series that ran across it shows at once (an NCCL upgrade): reported once, as such.
@@ -103,15 +103,18 @@ struct HostDrift {
 
 struct TrendVerdict {
   std::vector<SeriesTrend> series;
-  std::vector<HostDrift> hosts;  // hosts whose every judged series drifted
-  bool fleet_shift = false;      // every host of 2 or more drifted: no host is named, the fleet moved
+  std::vector<HostDrift> hosts;    // hosts whose every judged series drifted
+  bool fleet_shift = false;        // every host of 2 or more drifted: no host is named, the fleet moved
+  std::size_t drifted_series = 0;  // series that drifted, a host named or not: any of them is drift
+  std::size_t duplicate_runs = 0;  // points left out: a run already in its series (a copy of a result file)
   std::vector<FleetSoftwareChange> software;
   std::size_t stretches_tested = 0;
   std::size_t too_short = 0;
   std::vector<IndexedProblem> problems;  // from the index: unreadable results (a gap), files that are no result
   EvidenceRuling ruling;
   TrendOptions options;
-  /// 0 no drift, 1 drift (a host named or the fleet shifted), 2 NO VERDICT (stale evidence: whatever was found).
+  /// 0 no drift, 1 drift (a series moved: a host named, the fleet, or a series alone), 2 NO VERDICT (stale
+  /// evidence: whatever was found).
   [[nodiscard]] int exit_code() const;
 };
 
