@@ -96,10 +96,16 @@ Stretch test_stretch(const std::vector<TrendPoint>& points, std::size_t first, s
   s.moved = s.before_median > 0 ? s.after_median / s.before_median - 1 : 0;
   const bool drift = p.p_value < alpha && std::abs(s.moved) > threshold;
   s.verdict = drift ? StretchVerdict::Drift : StretchVerdict::Steady;
-  // Where it started: walk back from the change point over runs already beyond the threshold of the old level.
-  std::size_t onset = p.change;
+  // Where it started: the first run beyond the threshold of the old level at or after the change point (Pettitt's
+  // estimate can fall one run early, on a run that is low but within the threshold), then back over the runs before
+  // it that were already beyond.
   const double down = s.moved < 0 ? 1 : -1;  // +1: the figure fell
-  while (drift && onset > 1 && down * (s.before_median - x[onset - 1]) > threshold * s.before_median) {
+  const auto beyond = [&](double v) { return down * (s.before_median - v) > threshold * s.before_median; };
+  std::size_t onset = p.change;
+  while (drift && onset + 1 < x.size() && !beyond(x[onset])) {
+    ++onset;
+  }
+  while (drift && onset > 1 && beyond(x[onset - 1])) {
     --onset;
   }
   s.onset = at[onset];
